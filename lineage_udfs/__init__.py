@@ -1,0 +1,46 @@
+"""lineage-warehouse: table- and column-level lineage from SQL logs, on Spark."""
+
+from lineage_udfs.core.enums import (
+    ErrorKind,
+    ParserName,
+    ParseStatus,
+    StatementType,
+    TransformationSubtype,
+    TransformationType,
+)
+from lineage_udfs.core.errors import ConfigError, InputError, LineageError
+from lineage_udfs.core.models import (
+    ColumnEdge,
+    ParseFailure,
+    ParseResult,
+    ResultColumn,
+    StatementLineage,
+    TableEdge,
+    TableRef,
+)
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.parser import LineageParser
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ColumnEdge",
+    "ConfigError",
+    "ErrorKind",
+    "InputError",
+    "LineageError",
+    "LineageParser",
+    "ParseFailure",
+    "ParseResult",
+    "ParseStatus",
+    "ParserName",
+    "ParserOptions",
+    "ResultColumn",
+    "StatementLineage",
+    "StatementType",
+    "TableEdge",
+    "TableRef",
+    "TransformationSubtype",
+    "TransformationType",
+    "__version__",
+]
