@@ -1,0 +1,184 @@
+"""Validated settings of the ``openlineage:`` config section (pydantic v2, frozen, extra="forbid").
+
+These models are what ``lineage_udfs.settings.JobSettings.openlineage`` holds. Secrets are never
+part of them: a transport names the *environment variable* that holds its API key
+(``api_key_env``), and the caller (``jobs/``) reads it and passes the value in through
+:func:`openlineage_secrets`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from lineage_udfs.core.errors import ConfigError
+
+DEFAULT_PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/tree/0.1.0"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpTransportSettings(_Strict):
+    """POST events to an OpenLineage HTTP collector (Marquez: ``http://host:5000``)."""
+
+    type: Literal["http"] = "http"
+    url: str
+    endpoint: str = "api/v1/lineage"
+    timeout: float = Field(default=5.0, gt=0)
+    """Seconds per request."""
+    api_key_env: str | None = None
+    """NAME of the environment variable holding the bearer token; the value never enters config."""
+    compression: Literal["gzip"] | None = None
+    retries: int = Field(default=3, ge=0)
+    """Retries per event (connect/read/5xx) inside the client, before the event is spooled."""
+    backoff_factor: float = Field(default=0.3, ge=0)
+    custom_headers: dict[str, str] = Field(default_factory=dict)
+
+
+class FileTransportSettings(_Strict):
+    """Append events as JSON lines to a file (one file; ``append: true`` keeps earlier runs)."""
+
+    type: Literal["file"] = "file"
+    log_file_path: str
+    append: bool = True
+
+
+class KafkaTransportSettings(_Strict):
+    """Produce events to a Kafka topic (needs ``openlineage-python[kafka]``)."""
+
+    type: Literal["kafka"] = "kafka"
+    topic: str
+    config: dict[str, str]
+    """librdkafka producer config, e.g. ``{"bootstrap.servers": "broker:9092"}``."""
+    message_key: str | None = None
+    flush: bool = True
+
+
+class ConsoleTransportSettings(_Strict):
+    """Log events through the ``openlineage.client`` logger (debugging only)."""
+
+    type: Literal["console"] = "console"
+
+
+class NoopTransportSettings(_Strict):
+    """Build events but send nothing (dry run)."""
+
+    type: Literal["noop"] = "noop"
+
+
+class CompositeTransportSettings(_Strict):
+    """Send every event to several transports, e.g. http + file as an audit copy."""
+
+    type: Literal["composite"] = "composite"
+    transports: tuple[LeafTransportSettings, ...] = Field(min_length=1)
+    continue_on_failure: bool = False
+    """False (our default, unlike the client's): a failure of any member raises, so the event
+    is spooled and replayed instead of being silently half-delivered."""
+
+
+LeafTransportSettings = Annotated[
+    HttpTransportSettings
+    | FileTransportSettings
+    | KafkaTransportSettings
+    | ConsoleTransportSettings
+    | NoopTransportSettings,
+    Field(discriminator="type"),
+]
+TransportSettings = Annotated[
+    HttpTransportSettings
+    | FileTransportSettings
+    | KafkaTransportSettings
+    | ConsoleTransportSettings
+    | NoopTransportSettings
+    | CompositeTransportSettings,
+    Field(discriminator="type"),
+]
+CompositeTransportSettings.model_rebuild()
+
+
+class SpoolSettings(_Strict):
+    """On-disk buffer for events the collector did not accept (unreachable or 5xx).
+
+    The path must be visible to the driver (which replays) and to every executor (which
+    writes): a local directory in local mode, a shared mount (NFS, ``/dbfs/...``) on a cluster.
+    """
+
+    enabled: bool = True
+    path: str = ".lineage/openlineage-spool"
+    max_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
+    """Cap on the spool directory; events beyond it are counted as overflowed and dropped."""
+
+
+class OpenLineageSettings(_Strict):
+    """The ``openlineage:`` section.
+
+    Attributes:
+        enabled: emit at the end of the extract job (``jobs/emit_openlineage.py`` ignores it).
+        transport: where events go; required when enabled.
+        namespace: dataset namespace for rows whose ``source_system`` is empty.
+        job_namespace: namespace of the emitted jobs.
+        producer: URI stamped as ``producer`` on events and facets.
+        emit_mode: ``per_run`` (one OpenLineage run per log row) or ``per_statement_day`` (one
+            run per distinct statement, source system and UTC day).
+        include_selects: also emit plain SELECTs (no output dataset).
+        emit_statement_runs: for scripts/procedures, also emit one child run per statement,
+            linked to the script's run with the ``parent`` facet.
+        spool: reliability buffer for the http transport.
+    """
+
+    enabled: bool = False
+    transport: TransportSettings | None = None
+    namespace: str = "lineage-warehouse"
+    job_namespace: str = "lineage-warehouse"
+    producer: str = DEFAULT_PRODUCER
+    emit_mode: Literal["per_run", "per_statement_day"] = "per_run"
+    include_selects: bool = False
+    emit_statement_runs: bool = True
+    spool: SpoolSettings = Field(default_factory=SpoolSettings)
+
+    @model_validator(mode="after")
+    def _transport_required_when_enabled(self) -> OpenLineageSettings:
+        if self.enabled and self.transport is None:
+            raise ValueError("openlineage.enabled is true but openlineage.transport is not set")
+        return self
+
+    def secret_env_names(self) -> tuple[str, ...]:
+        """Names of the environment variables the configured transports read (API keys)."""
+        transports = _leaves(self.transport)
+        return tuple(
+            t.api_key_env
+            for t in transports
+            if isinstance(t, HttpTransportSettings) and t.api_key_env
+        )
+
+
+def _leaves(transport: object) -> tuple[object, ...]:
+    if transport is None:
+        return ()
+    if isinstance(transport, CompositeTransportSettings):
+        return tuple(transport.transports)
+    return (transport,)
+
+
+def openlineage_secrets(
+    settings: OpenLineageSettings, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """Pick the API keys the transports name out of ``environ`` (pass ``os.environ`` from jobs/).
+
+    Raises:
+        ConfigError: a named environment variable is missing or empty.
+    """
+    secrets: dict[str, str] = {}
+    for name in settings.secret_env_names():
+        value = environ.get(name)
+        if not value:
+            raise ConfigError(
+                f"openlineage transport api_key_env={name!r}, but that environment variable "
+                "is not set"
+            )
+        secrets[name] = value
+    return secrets

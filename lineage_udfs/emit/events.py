@@ -1,0 +1,566 @@
+"""Build OpenLineage ``RunEvent``s from one log row, its parse result and its column edges (pure).
+
+No transport and no Spark here: plain frozen dataclasses in, ``openlineage.client.event_v2``
+objects out, built with the client's own facet classes. The Spark adapter turns Delta rows into
+these dataclasses (:func:`query_run_from_dict` & co.) on the executors.
+
+Event shape for one log row (``emit_mode: per_run``):
+
+- one OpenLineage run: ``START`` at the row's ``start_time`` and ``COMPLETE`` / ``FAIL`` /
+  ``ABORT`` at its ``end_time`` according to the logged status;
+- job: the view or procedure name when the row defines one, else
+  ``<statement_type>.<first target>.<fingerprint>`` (readable and unique per statement);
+- job facets ``sql`` (the MASKED statement; raw text never leaves the extract job) and ``jobType``;
+- inputs / outputs named by :mod:`lineage_udfs.emit.naming`; outputs carry ``columnLineage``
+  (dataset-wide INDIRECT edges in the facet's ``dataset`` list) and, when a catalog knows the
+  columns, ``schema``;
+- run facet ``extractionError`` when (part of) the statement could not be parsed;
+- for a script / procedure with several statements (``emit_statement_runs``), one child run per
+  statement, between the parent's START and its terminal event, linked by the ``parent`` facet.
+
+Run ids are deterministic, so a re-run of the emitter re-sends the *same* runs (consumers such as
+Marquez upsert them) instead of duplicating them: ``openlineage.client.uuid.generate_static_uuid``
+(a UUIDv7 whose time part is the row's start time and whose random part is a SHA-1 of
+``source_system|query_id``; children add ``#<statement index>``). In ``per_statement_day`` mode
+the instant is the UTC midnight of the day and the data ``source_system|fingerprint@day``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from openlineage.client.event_v2 import (
+    InputDataset,
+    Job,
+    OutputDataset,
+    Run,
+    RunEvent,
+    RunState,
+)
+from openlineage.client.facet_v2 import (
+    column_lineage_dataset,
+    extraction_error_run,
+    job_type_job,
+    parent_run,
+    schema_dataset,
+    sql_job,
+)
+from openlineage.client.uuid import generate_static_uuid
+
+from lineage_udfs.emit.naming import NamingContext, dataset_identity
+
+EmitMode = Literal["per_run", "per_statement_day"]
+
+_FAILED_STATUSES = frozenset({"failed", "failure", "fail", "error", "errored", "incident"})
+_ABORTED_STATUSES = frozenset({"cancelled", "canceled", "aborted", "killed", "timeout"})
+_PARSE_FAILED = frozenset({"failed", "timeout"})
+_NOT_EMITTED_TYPES = frozenset({"SESSION"})
+_DATASET_WIDE_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW"})
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRun:
+    """One execution (a ``queries`` row), or one statement-day in ``per_statement_day`` mode."""
+
+    query_id: str
+    fingerprint: str
+    start_time: datetime | None
+    end_time: datetime | None
+    status: str | None = None
+    user_name: str | None = None
+    source_system: str | None = None
+    object_kind: str | None = None
+    object_name: str | None = None
+    default_database: str | None = None
+    default_schema: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatementPart:
+    """One statement of a script (``parsed_statements.statements[i]``)."""
+
+    index: int
+    statement_type: str
+    status: str
+    sources: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    error_kind: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedStatement:
+    """The parse result of one fingerprint (a ``parsed_statements`` row)."""
+
+    fingerprint: str
+    statement_type: str
+    masked_sql: str
+    status: str
+    error_kind: str | None = None
+    error: str | None = None
+    sources: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    statements: tuple[StatementPart, ...] = ()
+    dialect: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnEdgeRecord:
+    """One ``column_lineage`` edge of the fingerprint."""
+
+    source_table: str
+    source_column: str
+    target_table: str
+    target_column: str | None
+    transformation_type: str = "DIRECT"
+    transformation_subtype: str | None = "IDENTITY"
+
+
+@dataclass(frozen=True, slots=True)
+class EventOptions:
+    """Everything event building needs from the settings (a plain dataclass for executors)."""
+
+    job_namespace: str
+    default_namespace: str
+    producer: str
+    include_selects: bool = False
+    emit_statement_runs: bool = True
+    mode: EmitMode = "per_run"
+
+
+Catalog = Mapping[str, Sequence[tuple[str, str | None]]]
+"""Canonical table name -> ((column, type), ...), for ``schema`` facets (optional)."""
+
+
+# --- dict adapters (rows from Spark's Row.asDict(recursive=True)) -----------------------------
+
+
+def _tuple(value: Iterable[str] | None) -> tuple[str, ...]:
+    return tuple(v for v in (value or ()) if v)
+
+
+def query_run_from_dict(row: Mapping[str, Any]) -> QueryRun:
+    """Build a :class:`QueryRun` from a ``queries``-shaped mapping (extra keys ignored)."""
+    return QueryRun(
+        query_id=str(row["query_id"]),
+        fingerprint=str(row["fingerprint"]),
+        start_time=row.get("start_time"),
+        end_time=row.get("end_time"),
+        status=row.get("status"),
+        user_name=row.get("user_name"),
+        source_system=row.get("source_system"),
+        object_kind=row.get("object_kind"),
+        object_name=row.get("object_name"),
+        default_database=row.get("default_database"),
+        default_schema=row.get("default_schema"),
+    )
+
+
+def parsed_statement_from_dict(row: Mapping[str, Any]) -> ParsedStatement:
+    """Build a :class:`ParsedStatement` from a ``parsed_statements``-shaped mapping."""
+    parts = tuple(
+        StatementPart(
+            index=int(s.get("index") or 0),
+            statement_type=str(s.get("statement_type") or "UNKNOWN"),
+            status=str(s.get("status") or "ok"),
+            sources=_tuple(s.get("sources")),
+            targets=_tuple(s.get("targets")),
+            error_kind=s.get("error_kind"),
+            error=s.get("error"),
+        )
+        for s in (row.get("statements") or ())
+    )
+    return ParsedStatement(
+        fingerprint=str(row["fingerprint"]),
+        statement_type=str(row.get("statement_type") or "UNKNOWN"),
+        masked_sql=str(row.get("masked_sql") or ""),
+        status=str(row.get("status") or "ok"),
+        error_kind=row.get("error_kind"),
+        error=row.get("error"),
+        sources=_tuple(row.get("sources")),
+        targets=_tuple(row.get("targets")),
+        statements=tuple(sorted(parts, key=lambda p: p.index)),
+        dialect=row.get("dialect"),
+    )
+
+
+def column_edges_from_dicts(
+    rows: Iterable[Mapping[str, Any]] | None,
+) -> tuple[ColumnEdgeRecord, ...]:
+    """Build edges from ``column_lineage``-shaped mappings, deduplicated and sorted."""
+    edges = {
+        ColumnEdgeRecord(
+            source_table=str(r["source_table"]),
+            source_column=str(r["source_column"]),
+            target_table=str(r["target_table"]),
+            target_column=r.get("target_column"),
+            transformation_type=str(r.get("transformation_type") or "DIRECT"),
+            transformation_subtype=r.get("transformation_subtype"),
+        )
+        for r in (rows or ())
+        if r.get("source_table") and r.get("source_column") and r.get("target_table")
+    }
+    return tuple(sorted(edges, key=_edge_key))
+
+
+def _edge_key(e: ColumnEdgeRecord) -> tuple[str, ...]:
+    return (
+        e.target_table,
+        e.target_column or "",
+        e.source_table,
+        e.source_column,
+        e.transformation_type,
+        e.transformation_subtype or "",
+    )
+
+
+# --- identities ---------------------------------------------------------------------------------
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def run_id_for(query: QueryRun, mode: EmitMode = "per_run", *, part: int | None = None) -> str:
+    """Deterministic run id of a log row (or statement-day), optionally of one of its statements.
+
+    The same inputs always give the same UUID (see the module docstring), so re-emitting after
+    a failure or a re-run updates runs instead of creating new ones.
+    """
+    start = _utc(query.start_time) or _utc(query.end_time) or _EPOCH
+    if mode == "per_statement_day":
+        start = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    data = f"{query.source_system or ''}|{query.query_id}"
+    if part is not None:
+        data += f"#{part}"
+    return str(generate_static_uuid(start, data.encode("utf-8")))
+
+
+def job_name_for(query: QueryRun, parsed: ParsedStatement) -> str:
+    """Procedure or view name when the row defines one, else ``type.first_target.fingerprint``."""
+    if query.object_kind in ("procedure", "view") and query.object_name:
+        return query.object_name
+    target = parsed.targets[0] if parsed.targets else (parsed.sources[0] if parsed.sources else "")
+    pieces = [parsed.statement_type.lower(), target, parsed.fingerprint]
+    return ".".join(p for p in pieces if p)
+
+
+def terminal_state(status: str | None) -> RunState:
+    """Map a logged status to COMPLETE / FAIL / ABORT (unknown or empty -> COMPLETE)."""
+    value = (status or "").strip().lower()
+    if value in _FAILED_STATUSES:
+        return RunState.FAIL
+    if value in _ABORTED_STATUSES:
+        return RunState.ABORT
+    return RunState.COMPLETE
+
+
+def is_emitted(parsed: ParsedStatement, options: EventOptions) -> bool:
+    """Whether a statement produces events: SELECTs only when configured, SESSION never."""
+    if parsed.statement_type in _NOT_EMITTED_TYPES:
+        return False
+    if parsed.statement_type == "SELECT" and not parsed.targets:
+        return options.include_selects
+    return True
+
+
+# --- facets -------------------------------------------------------------------------------------
+
+
+def _transformation(edge: ColumnEdgeRecord) -> column_lineage_dataset.Transformation:
+    subtype = edge.transformation_subtype or None
+    masking = subtype == "MASKED"
+    if masking:
+        subtype = "TRANSFORMATION"
+    return column_lineage_dataset.Transformation(
+        type=edge.transformation_type, subtype=subtype, masking=masking
+    )
+
+
+def _tkey(t: column_lineage_dataset.Transformation) -> tuple[str, str, bool]:
+    return (t.type, t.subtype or "", bool(t.masking))
+
+
+def _input_fields(
+    grouped: Mapping[tuple[str, str, str], list[column_lineage_dataset.Transformation]],
+) -> list[column_lineage_dataset.InputField]:
+    fields = []
+    for (namespace, name, field), transformations in sorted(grouped.items()):
+        unique = {_tkey(t): t for t in transformations}
+        fields.append(
+            column_lineage_dataset.InputField(
+                namespace=namespace,
+                name=name,
+                field=field,
+                transformations=[unique[k] for k in sorted(unique)],
+            )
+        )
+    return fields
+
+
+def _column_lineage_facet(
+    edges: Sequence[ColumnEdgeRecord], ctx: NamingContext, producer: str
+) -> column_lineage_dataset.ColumnLineageDatasetFacet:
+    per_field: dict[str, dict[tuple[str, str, str], list[Any]]] = {}
+    dataset_wide: dict[tuple[str, str, str], list[Any]] = {}
+    for edge in edges:
+        namespace, name = dataset_identity(edge.source_table, ctx)
+        key = (namespace, name, edge.source_column)
+        wide = edge.transformation_type == "INDIRECT" and (
+            edge.transformation_subtype in _DATASET_WIDE_SUBTYPES or not edge.target_column
+        )
+        if wide or not edge.target_column:
+            dataset_wide.setdefault(key, []).append(_transformation(edge))
+        else:
+            per_field.setdefault(edge.target_column, {}).setdefault(key, []).append(
+                _transformation(edge)
+            )
+    return column_lineage_dataset.ColumnLineageDatasetFacet(
+        fields={
+            column: column_lineage_dataset.Fields(inputFields=_input_fields(inputs))
+            for column, inputs in sorted(per_field.items())
+        },
+        dataset=_input_fields(dataset_wide),
+        producer=producer,
+    )
+
+
+def _schema_facet(
+    table: str, catalog: Catalog | None, producer: str
+) -> schema_dataset.SchemaDatasetFacet | None:
+    columns = (catalog or {}).get(table)
+    if not columns:
+        return None
+    return schema_dataset.SchemaDatasetFacet(
+        fields=[
+            schema_dataset.SchemaDatasetFacetFields(name=name, type=dtype)
+            for name, dtype in columns
+        ],
+        producer=producer,
+    )
+
+
+def _extraction_error(
+    parsed: ParsedStatement, producer: str
+) -> extraction_error_run.ExtractionErrorRunFacet | None:
+    failed_parts = [s for s in parsed.statements if s.status in _PARSE_FAILED or s.error_kind]
+    top_failed = parsed.status in _PARSE_FAILED
+    if not (top_failed or parsed.error_kind or failed_parts):
+        return None
+    errors = [
+        extraction_error_run.Error(
+            errorMessage=_error_message(s.error_kind, s.error), taskNumber=s.index
+        )
+        for s in failed_parts
+    ]
+    if not errors:
+        errors = [
+            extraction_error_run.Error(errorMessage=_error_message(parsed.error_kind, parsed.error))
+        ]
+    total = max(1, len(parsed.statements))
+    failed = len([s for s in parsed.statements if s.status in _PARSE_FAILED])
+    if top_failed and not parsed.statements:
+        failed = 1
+    return extraction_error_run.ExtractionErrorRunFacet(
+        totalTasks=total, failedTasks=failed, errors=errors, producer=producer
+    )
+
+
+def _error_message(kind: str | None, message: str | None) -> str:
+    return f"{kind or 'UNKNOWN'}: {message or 'no detail'}"
+
+
+def _job_type(kind: str, query: QueryRun, producer: str) -> job_type_job.JobTypeJobFacet:
+    scheme = (query.source_system or "").partition("://")[0].upper()
+    return job_type_job.JobTypeJobFacet(
+        processingType="BATCH", integration=scheme or "SQL", jobType=kind, producer=producer
+    )
+
+
+def _kind_of(query: QueryRun, parsed: ParsedStatement) -> str:
+    if query.object_kind == "procedure":
+        return "PROCEDURE"
+    if query.object_kind == "view":
+        return "VIEW"
+    return "SCRIPT" if parsed.statement_type == "SCRIPT" else "QUERY"
+
+
+# --- datasets -----------------------------------------------------------------------------------
+
+
+def _identities(tables: Iterable[str], ctx: NamingContext) -> dict[tuple[str, str], str]:
+    found: dict[tuple[str, str], str] = {}
+    for table in tables:
+        found.setdefault(dataset_identity(table, ctx), table)
+    return dict(sorted(found.items()))
+
+
+def _inputs(
+    tables: Iterable[str], ctx: NamingContext, catalog: Catalog | None, producer: str
+) -> list[InputDataset]:
+    datasets = []
+    for (namespace, name), table in _identities(tables, ctx).items():
+        schema = _schema_facet(table, catalog, producer)
+        datasets.append(
+            InputDataset(
+                namespace=namespace, name=name, facets={"schema": schema} if schema else {}
+            )
+        )
+    return datasets
+
+
+def _outputs(
+    tables: Iterable[str],
+    edges: Sequence[ColumnEdgeRecord],
+    ctx: NamingContext,
+    catalog: Catalog | None,
+    producer: str,
+) -> list[OutputDataset]:
+    all_tables = list(tables) + [e.target_table for e in edges]
+    datasets = []
+    for (namespace, name), table in _identities(all_tables, ctx).items():
+        mine = [e for e in edges if dataset_identity(e.target_table, ctx) == (namespace, name)]
+        facets: dict[str, Any] = {}
+        if mine:
+            facets["columnLineage"] = _column_lineage_facet(mine, ctx, producer)
+        schema = _schema_facet(table, catalog, producer)
+        if schema:
+            facets["schema"] = schema
+        datasets.append(OutputDataset(namespace=namespace, name=name, facets=facets))
+    return datasets
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+def build_run_events(
+    query: QueryRun,
+    parsed: ParsedStatement,
+    edges: Sequence[ColumnEdgeRecord] = (),
+    *,
+    options: EventOptions,
+    catalog: Catalog | None = None,
+) -> list[RunEvent]:
+    """All events of one log row (or statement-day), in the order they must be delivered.
+
+    Returns an empty list for statements that are not emitted (see :func:`is_emitted`).
+    Never includes the raw query text: only ``parsed.masked_sql``.
+    """
+    if not is_emitted(parsed, options):
+        return []
+    ctx = NamingContext(
+        source_system=query.source_system,
+        default_namespace=options.default_namespace,
+        default_database=query.default_database,
+        default_schema=query.default_schema,
+    )
+    producer = options.producer
+    start = _utc(query.start_time) or _utc(query.end_time) or _EPOCH
+    end = _utc(query.end_time) or start
+    state = terminal_state(query.status)
+    run_id = run_id_for(query, options.mode)
+    job_name = job_name_for(query, parsed)
+
+    job_facets: dict[str, Any] = {
+        "jobType": _job_type(_kind_of(query, parsed), query, producer),
+    }
+    if parsed.masked_sql:
+        job_facets["sql"] = sql_job.SQLJobFacet(
+            query=parsed.masked_sql, dialect=parsed.dialect, producer=producer
+        )
+    run_facets: dict[str, Any] = {}
+    error = _extraction_error(parsed, producer)
+    if error is not None:
+        run_facets["extractionError"] = error
+
+    inputs = _inputs(parsed.sources, ctx, catalog, producer)
+    outputs = _outputs(parsed.targets, edges, ctx, catalog, producer)
+    job = Job(namespace=options.job_namespace, name=job_name, facets=job_facets)
+
+    def event(event_type: RunState, at: datetime, facets: dict[str, Any]) -> RunEvent:
+        return RunEvent(
+            eventType=event_type,
+            eventTime=_iso(at),
+            run=Run(runId=run_id, facets=facets),
+            job=job,
+            inputs=inputs,
+            outputs=outputs,
+            producer=producer,
+        )
+
+    events = [event(RunState.START, start, {})]
+    if options.emit_statement_runs and len(parsed.statements) > 1:
+        parent = parent_run.ParentRunFacet(
+            run=parent_run.Run(runId=run_id),
+            job=parent_run.Job(namespace=options.job_namespace, name=job_name),
+            producer=producer,
+        )
+        for part in parsed.statements:
+            events.extend(
+                _child_events(query, part, parent, job_name, start, end, state, ctx, options)
+            )
+    events.append(event(state, end, run_facets))
+    return events
+
+
+def _child_events(
+    query: QueryRun,
+    part: StatementPart,
+    parent: parent_run.ParentRunFacet,
+    parent_name: str,
+    start: datetime,
+    end: datetime,
+    state: RunState,
+    ctx: NamingContext,
+    options: EventOptions,
+) -> list[RunEvent]:
+    producer = options.producer
+    run_id = run_id_for(query, options.mode, part=part.index)
+    name = f"{parent_name}.{part.index:03d}_{part.statement_type.lower()}"
+    job = Job(
+        namespace=options.job_namespace,
+        name=name,
+        facets={"jobType": _job_type("STATEMENT", query, producer)},
+    )
+    facets: dict[str, Any] = {"parent": parent}
+    if part.status in _PARSE_FAILED or part.error_kind:
+        facets["extractionError"] = extraction_error_run.ExtractionErrorRunFacet(
+            totalTasks=1,
+            failedTasks=1 if part.status in _PARSE_FAILED else 0,
+            errors=[
+                extraction_error_run.Error(
+                    errorMessage=_error_message(part.error_kind, part.error), taskNumber=part.index
+                )
+            ],
+            producer=producer,
+        )
+    inputs = _inputs(part.sources, ctx, None, producer)
+    outputs = _outputs(part.targets, (), ctx, None, producer)
+    return [
+        RunEvent(
+            eventType=event_type,
+            eventTime=_iso(at),
+            run=Run(runId=run_id, facets=run_facets),
+            job=job,
+            inputs=inputs,
+            outputs=outputs,
+            producer=producer,
+        )
+        for event_type, at, run_facets in (
+            (RunState.START, start, {"parent": parent}),
+            (state, end, facets),
+        )
+    ]

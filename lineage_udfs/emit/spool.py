@@ -1,0 +1,298 @@
+"""Durable delivery the OpenLineage client lacks: a bounded on-disk spool plus ordered replay.
+
+openlineage-python's http transport raises when the collector is down and keeps nothing. Here:
+
+- :class:`SpoolingEmitter` sends each event through the client. When the collector is
+  unreachable (connection error, timeout) or answers 5xx, the event and every *later* event of
+  the same writer go to the spool, so per-run order (START before COMPLETE) survives. Other
+  errors (4xx: the collector rejected the event) are counted as ``failed`` and never retried.
+- :class:`Spool` is a directory of JSON-lines segments. Each writer (one Spark partition/task)
+  writes its own segment ``<ns-timestamp>-<writer>.jsonl.part`` and renames it to ``.jsonl``
+  when it closes, so concurrent writers never share a file and a task that dies half-way leaves
+  only a ``.part`` file, which replay ignores (its retry writes a new segment).
+- The size cap (``max_bytes``) is enforced under an ``fcntl`` lock on ``<spool>/.lock`` across
+  all writers of the host; an event that does not fit is dropped and counted as ``overflowed``,
+  never silently.
+- :func:`replay` sends committed segments oldest first, line by line; it stops at the first
+  delivery failure and rewrites that segment with only the undelivered lines. Nothing that was
+  not delivered is removed.
+
+The spool directory must be on storage every writer and the replaying driver can see, with
+working POSIX locks (a local disk in local mode, NFS on a cluster).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openlineage.client.serde import Serde
+
+logger = logging.getLogger(__name__)
+
+_LOCK = ".lock"
+_REPLAY_LOCK = ".replay.lock"
+_SEGMENT = ".jsonl"
+_PART = ".jsonl.part"
+
+
+class SpoolFullError(Exception):
+    """Internal: the event does not fit under ``max_bytes``."""
+
+
+@dataclass
+class EmitCounts:
+    """Outcome counts of one writer (partition) or of a whole emission.
+
+    Attributes:
+        rows: log rows (or statement-days) looked at.
+        skipped: rows that produce no event (SELECT / SESSION unless configured).
+        emitted: events the transport accepted.
+        spooled: events written to the spool for a later replay.
+        overflowed: events dropped because the spool was full (reported, never silent).
+        failed: events the collector rejected (4xx) or a non-http transport failed on.
+    """
+
+    rows: int = 0
+    skipped: int = 0
+    emitted: int = 0
+    spooled: int = 0
+    overflowed: int = 0
+    failed: int = 0
+
+    def __add__(self, other: EmitCounts) -> EmitCounts:
+        return EmitCounts(**{k: getattr(self, k) + getattr(other, k) for k in _COUNT_FIELDS})
+
+    def as_tuple(self) -> tuple[int, ...]:
+        return tuple(getattr(self, k) for k in _COUNT_FIELDS)
+
+    @classmethod
+    def from_tuple(cls, values: tuple[int, ...]) -> EmitCounts:
+        return cls(**dict(zip(_COUNT_FIELDS, values, strict=True)))
+
+
+_COUNT_FIELDS = ("rows", "skipped", "emitted", "spooled", "overflowed", "failed")
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    """What a replay did: delivered events, events still pending, segments fully drained."""
+
+    delivered: int = 0
+    pending: int = 0
+    segments_done: int = 0
+    failed: bool = False
+    """True when the replay stopped at an undeliverable event (collector still down)."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Collector unreachable, timed out or answering 5xx: worth spooling and replaying."""
+    import requests
+
+    if isinstance(exc, requests.HTTPError):
+        response = exc.response
+        return response is None or response.status_code >= 500
+    if isinstance(exc, requests.RequestException):  # ConnectionError, Timeout, RetryError, ...
+        return True
+    return isinstance(exc, ConnectionError | TimeoutError)
+
+
+@dataclass
+class Spool:
+    """A bounded directory of JSON-lines event segments (see the module docstring)."""
+
+    path: Path
+    max_bytes: int
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def writer(self, writer_id: str) -> SpoolWriter:
+        """A writer owning one new segment; call ``close()`` to commit it."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        stem = f"{time.time_ns():020d}-{_safe(writer_id)}-{uuid.uuid4().hex[:8]}"
+        return SpoolWriter(self, self.path / f"{stem}{_PART}")
+
+    @contextmanager
+    def _locked(self, name: str = _LOCK, *, blocking: bool = True) -> Iterator[bool]:
+        self.path.mkdir(parents=True, exist_ok=True)
+        with open(self.path / name, "a+b") as handle:
+            flags = fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB)
+            try:
+                fcntl.flock(handle, flags)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def size_bytes(self) -> int:
+        """Bytes held by segments (committed and in progress)."""
+        if not self.path.exists():
+            return 0
+        return sum(
+            p.stat().st_size for p in self.path.iterdir() if p.name.endswith((_SEGMENT, _PART))
+        )
+
+    def segments(self) -> list[Path]:
+        """Committed segments, oldest first."""
+        if not self.path.exists():
+            return []
+        return sorted(p for p in self.path.iterdir() if p.name.endswith(_SEGMENT))
+
+    def pending(self) -> int:
+        """Events waiting in committed segments."""
+        return sum(_count_lines(p) for p in self.segments())
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:40] or "w"
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+@dataclass
+class SpoolWriter:
+    """Appends events to one segment under the spool-wide size cap."""
+
+    spool: Spool
+    part_path: Path
+    written: int = 0
+
+    def append(self, line: str) -> None:
+        """Append one JSON line. Raises :class:`SpoolFullError` when it does not fit."""
+        data = (line.rstrip("\n") + "\n").encode("utf-8")
+        with self.spool._locked():
+            if self.spool.size_bytes() + len(data) > self.spool.max_bytes:
+                raise SpoolFullError
+            with open(self.part_path, "ab") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        self.written += 1
+
+    def close(self) -> None:
+        """Commit the segment (rename ``.part`` -> ``.jsonl``); drop it if empty."""
+        if not self.part_path.exists():
+            return
+        final = self.part_path.with_name(self.part_path.name[: -len(_PART)] + _SEGMENT)
+        with self.spool._locked():
+            if self.written:
+                os.replace(self.part_path, final)
+            else:
+                self.part_path.unlink(missing_ok=True)
+
+
+@dataclass
+class SpoolingEmitter:
+    """Send events through ``send``; spool what the collector cannot take now.
+
+    Args:
+        send: delivers one event or raises (``OpenLineageClient.emit``).
+        spool: where undeliverable events go; None disables spooling (they count as failed).
+        writer_id: names this writer's segment (e.g. ``p00003``).
+        spool_only: skip delivery and spool everything (the spool still holds older events,
+            so sending new ones first would break ordering).
+    """
+
+    send: Callable[[Any], object]
+    spool: Spool | None
+    writer_id: str = "driver"
+    spool_only: bool = False
+    counts: EmitCounts = field(default_factory=EmitCounts)
+    _writer: SpoolWriter | None = None
+    _down: bool = False
+
+    def emit(self, event: Any) -> None:
+        """Deliver or spool one event, updating :attr:`counts`."""
+        if not (self.spool_only or self._down):
+            try:
+                self.send(event)
+            except Exception as exc:  # transport errors are many types; classified below
+                if self.spool is None or not is_retryable(exc):
+                    self.counts.failed += 1
+                    logger.debug("OpenLineage event rejected: %s", exc)
+                    return
+                self._down = True  # keep order: everything after this goes to the spool too
+            else:
+                self.counts.emitted += 1
+                return
+        self._to_spool(event)
+
+    def _to_spool(self, event: Any) -> None:
+        if self.spool is None:
+            self.counts.failed += 1
+            return
+        if self._writer is None:
+            self._writer = self.spool.writer(self.writer_id)
+        try:
+            self._writer.append(Serde.to_json(event))
+        except SpoolFullError:
+            self.counts.overflowed += 1
+        else:
+            self.counts.spooled += 1
+
+    def close(self) -> EmitCounts:
+        """Commit this writer's segment and return the counts."""
+        if self._writer is not None:
+            self._writer.close()
+        return self.counts
+
+
+def replay(spool: Spool, send: Callable[[dict[str, Any]], object]) -> ReplaySummary:
+    """Deliver spooled events oldest first; remove exactly what was delivered.
+
+    ``send`` receives each event as a dict (``Transport.emit`` accepts it: the client's
+    ``Serde`` serialises dicts as they are). Stops at the first failure; the segment being
+    replayed is rewritten with the undelivered remainder, later segments are untouched.
+    Only one replay runs at a time per spool (a second one returns immediately).
+    """
+    delivered = done = 0
+    with spool._locked(_REPLAY_LOCK, blocking=False) as acquired:
+        if not acquired:
+            logger.warning("another replay of %s is running; skipped", spool.path)
+            return ReplaySummary(pending=spool.pending())
+        for segment in spool.segments():
+            lines = [line for line in segment.read_text("utf-8").splitlines() if line.strip()]
+            sent = 0
+            failure: Exception | None = None
+            for line in lines:
+                try:
+                    send(json.loads(line))
+                except Exception as exc:  # any transport failure stops the replay
+                    failure = exc
+                    break
+                sent += 1
+            delivered += sent
+            if failure is None:
+                segment.unlink()
+                done += 1
+                continue
+            if sent:
+                _rewrite(spool, segment, lines[sent:])
+            logger.warning("OpenLineage replay stopped after %d events: %s", delivered, failure)
+            return ReplaySummary(delivered, spool.pending(), done, failed=True)
+    return ReplaySummary(delivered, spool.pending(), done)
+
+
+def _rewrite(spool: Spool, segment: Path, remaining: list[str]) -> None:
+    tmp = segment.with_name(segment.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in remaining), "utf-8")
+    with spool._locked():
+        os.replace(tmp, segment)

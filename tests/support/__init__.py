@@ -1,0 +1,1 @@
+"""Test helpers shared by unit and Spark tests (not collected as tests)."""

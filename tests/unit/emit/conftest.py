@@ -1,0 +1,8 @@
+"""Make tests/support importable as ``support`` for the emit tests."""
+
+import sys
+from pathlib import Path
+
+_TESTS = str(Path(__file__).resolve().parents[2])
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
