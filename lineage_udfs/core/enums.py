@@ -36,7 +36,7 @@ class ParseStatus(StrEnum):
 
     OK = "ok"
     PARTIAL = "partial"
-    """Table lineage found, but part of it (e.g. column lineage, one statement of a script) failed."""
+    """Table lineage found, but part of it (column lineage, one statement of a script) failed."""
     FAILED = "failed"
     TIMEOUT = "timeout"
     SKIPPED = "skipped"

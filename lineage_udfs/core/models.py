@@ -100,7 +100,7 @@ class StatementLineage:
 class ParseResult:
     """Lineage of one logged statement or script: what the pandas UDF returns per row.
 
-    For a single statement ``table_edges`` is sources × targets. For a script, the tables that
+    For a single statement ``table_edges`` is sources x targets. For a script, the tables that
     the script creates and drops (or that are temporary) are listed in ``intermediates`` and
     traced through: ``sources``, ``targets``, ``table_edges`` and ``column_edges`` are the
     collapsed, end-to-end view; ``statements`` keeps the per-statement view.

@@ -18,6 +18,18 @@ class ParserOptions:
         max_sql_chars: statements longer than this are skipped with status ``skipped``.
         use_sqlfluff: try sqlfluff when sqlglot fails.
         use_sqlparse: try sqlparse (table lineage only) when the others fail.
+        fallback_dialect: second sqlglot dialect tried when the row's dialect fails to parse
+            (None: no retry).
+        destructive_statements_as_targets: DROP / TRUNCATE / DELETE name their table as a
+            target (OpenLineage, DataHub). False gives sqllineage's "no lineage".
+        ddl_as_target: ALTER TABLE … (ADD COLUMN, …) names its table as a target.
+        rename_as_lineage: ALTER TABLE a RENAME TO b / RENAME TABLE gives source a, target b.
+        update_target_as_source: UPDATE / MERGE also list their target as a source (DataHub).
+        include_unused_cte_sources: tables read only by CTEs that nothing uses count as
+            sources (sqllineage, DataHub). False (OpenLineage) keeps only real data flow.
+        collapse_persistent_intermediates: in scripts, also collapse persistent tables that
+            are written and then read later by the same script (sqllineage). By default only
+            temporary objects and tables created and dropped within the script are collapsed.
     """
 
     default_dialect: str = "spark"
@@ -28,3 +40,10 @@ class ParserOptions:
     max_sql_chars: int = 1_000_000
     use_sqlfluff: bool = True
     use_sqlparse: bool = True
+    fallback_dialect: str | None = None
+    destructive_statements_as_targets: bool = True
+    ddl_as_target: bool = True
+    rename_as_lineage: bool = True
+    update_target_as_source: bool = False
+    include_unused_cte_sources: bool = False
+    collapse_persistent_intermediates: bool = False

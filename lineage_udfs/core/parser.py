@@ -1,38 +1,100 @@
-"""Orchestration: SQL text → ``ParseResult``. Never raises for bad SQL.
+"""Orchestration: SQL text → ``ParseResult``. Never raises, whatever the input.
 
-BASELINE: a first sqlglot-only table-lineage pass so the Spark pipeline has a real parser to
-call. The cascade (sqlglot → sqlfluff → sqlparse), scripts, column lineage and name resolution
-replace it behind the same ``LineageParser.parse`` signature.
+The cascade, per statement: sqlglot in the row's dialect (optionally retried in
+``options.fallback_dialect``), then sqlfluff (table lineage), then sqlparse (table lineage).
+Each tier runs under ``options.timeout_seconds`` (see :mod:`timeout`). Table and column tiers fail
+separately: a column failure keeps the table lineage and marks the result PARTIAL.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-import sqlglot
 from sqlglot import exp
 
+from lineage_udfs.core.catalog import CatalogIndex
+from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
+from lineage_udfs.core.dialects import to_sqlglot_dialect
 from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus, StatementType
-from lineage_udfs.core.models import ParseFailure, ParseResult, TableEdge
+from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, regex_tables
+from lineage_udfs.core.models import (
+    ParseFailure,
+    ParseResult,
+    ResultColumn,
+    StatementLineage,
+    TableEdge,
+)
 from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.script import ScriptStep, collapse_script
+from lineage_udfs.core.statements import Chunk, split_statements
+from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
+from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
 Catalog = Mapping[str, Mapping[str, object]]
 """``{qualified table name: {column: type}}`` with columns in declared order."""
 
+_LITERAL_TYPES: tuple[type[exp.Expression], ...] = tuple(
+    t
+    for t in (getattr(exp, n, None) for n in ("Literal", "HexString", "BitString", "ByteString",
+                                              "RawString", "National", "UnicodeString"))
+    if isinstance(t, type)
+)
+
+
+class _QuietSqlglot(logging.Filter):
+    """sqlglot logs unsupported SQL verbatim (literals included): keep it out of our logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR and "contains unsupported syntax" not in str(
+            record.msg
+        )
+
+
+def _silence_sqlglot() -> None:
+    logger = logging.getLogger("sqlglot")
+    if not any(isinstance(f, _QuietSqlglot) for f in logger.filters):
+        logger.addFilter(_QuietSqlglot())
+
+
+@dataclass(slots=True)
+class _Step:
+    """One statement's lineage while the result is assembled."""
+
+    index: int
+    statement_type: StatementType
+    status: ParseStatus
+    parser: ParserName
+    tables: StatementTables | FallbackTables | None = None
+    columns: ColumnLineage = field(default_factory=ColumnLineage)
+    failure: ParseFailure | None = None
+    masked: str | None = None
+
 
 class LineageParser:
-    """Parses statements with per-worker state built once (options, catalog, dialect objects).
+    """Parses statements with per-worker state built once (options, catalog index, linters).
 
     Args:
         options: parser knobs.
-        catalog: optional table → ordered columns mapping for ``*`` expansion and qualification.
+        catalog: optional ``{table: {column: type}}`` (columns in declared order) for ``*``
+            expansion, positional INSERT mapping and unqualified columns in joins.
+
+    Examples:
+        >>> r = LineageParser().parse("INSERT INTO db.t SELECT a FROM db.s", dialect="spark")
+        >>> r.sources, r.targets, [(e.source_column, e.target_column) for e in r.column_edges]
+        (('db.s',), ('db.t',), [('a', 'a')])
     """
 
     def __init__(self, options: ParserOptions | None = None, catalog: Catalog | None = None):
         self.options = options or ParserOptions()
-        self.catalog = catalog or {}
+        self.catalog = CatalogIndex(catalog)
+        self._sqlfluff = SqlfluffTier()
+        _silence_sqlglot()
 
+    # ------------------------------------------------------------------ public
     def parse(
         self,
         sql: str | None,
@@ -41,11 +103,11 @@ class LineageParser:
         default_catalog: str | None = None,
         default_schema: str | None = None,
     ) -> ParseResult:
-        """Parse one logged statement or script. Never raises for bad input.
+        """Parse one logged statement or script. Never raises.
 
         Args:
             sql: the statement text as logged (may hold several statements).
-            dialect: sqlglot dialect name; ``options.default_dialect`` when None.
+            dialect: dialect or connection type; ``options.default_dialect`` when None.
             default_catalog: session catalog/database that qualifies bare names.
             default_schema: session schema that qualifies bare names.
 
@@ -53,49 +115,289 @@ class LineageParser:
             The lineage, or a result whose ``failure`` says why there is none.
         """
         started = time.perf_counter()
-        if not sql or not sql.strip():
-            return ParseResult(
-                StatementType.UNKNOWN,
-                ParserName.NONE,
-                ParseStatus.SKIPPED,
-                failure=ParseFailure(ErrorKind.EMPTY, "empty statement"),
-            )
         try:
-            tree = sqlglot.parse_one(sql, read=dialect or self.options.default_dialect)
-        except Exception as exc:  # noqa: BLE001 - failures are data
+            result = self._parse(sql, dialect, default_catalog, default_schema)
+        except ParseTimeoutError:
+            result = _failed(ErrorKind.TIMEOUT, "parse timed out", status=ParseStatus.TIMEOUT)
+        except RecursionError:
+            result = _failed(ErrorKind.INTERNAL, "statement nested too deeply")
+        except Exception as exc:
+            result = _failed(ErrorKind.INTERNAL, f"internal error: {type(exc).__name__}")
+        return _with_ms(result, started)
+
+    # ------------------------------------------------------------------ orchestration
+    def _parse(
+        self,
+        sql: str | None,
+        dialect: str | None,
+        default_catalog: str | None,
+        default_schema: str | None,
+    ) -> ParseResult:
+        if not isinstance(sql, str) or not sql.strip():
+            return _failed(ErrorKind.EMPTY, "empty statement", status=ParseStatus.SKIPPED)
+        if len(sql) > self.options.max_sql_chars:
+            return _failed(
+                ErrorKind.TOO_LARGE,
+                f"statement longer than {self.options.max_sql_chars} characters",
+                status=ParseStatus.SKIPPED,
+            )
+        read = to_sqlglot_dialect(dialect if dialect else self.options.default_dialect)
+        ctx = NameContext(
+            read,
+            _lower(default_catalog or self.options.default_catalog),
+            _lower(default_schema or self.options.default_schema),
+        )
+        timeout = self.options.timeout_seconds
+        try:
+            with time_limit(timeout):
+                chunks = split_statements(sql, read)
+        except ParseTimeoutError:
+            return _failed(ErrorKind.TIMEOUT, "split timed out", status=ParseStatus.TIMEOUT)
+        fallback = to_sqlglot_dialect(self.options.fallback_dialect)
+        if self.options.fallback_dialect and fallback != read and all(
+            c.expression is None for c in chunks
+        ):
+            with time_limit(timeout):
+                retry = split_statements(sql, fallback)
+            if any(c.expression is not None for c in retry):
+                chunks, read = retry, fallback
+                ctx = NameContext(fallback, ctx.default_catalog, ctx.default_schema)
+        steps: list[_Step] = []
+        catalog = self.catalog
+        for chunk in chunks:
+            if chunk.control:
+                continue
+            step, ctx, catalog = self._statement(chunk, len(steps), ctx, catalog)
+            steps.append(step)
+        if not steps:
+            return ParseResult(StatementType.SESSION, ParserName.SQLGLOT, ParseStatus.OK)
+        return self._assemble(steps, read)
+
+    def _statement(
+        self, chunk: Chunk, index: int, ctx: NameContext, catalog: CatalogIndex
+    ) -> tuple[_Step, NameContext, CatalogIndex]:
+        timeout = self.options.timeout_seconds
+        if chunk.expression is None:
+            return self._fallback(chunk, index, ctx), ctx, catalog
+        statement = chunk.expression
+        try:
+            with time_limit(timeout):
+                tables = extract_tables(statement, ctx, self.options)
+        except ParseTimeoutError:
+            return _Step(index, StatementType.UNKNOWN, ParseStatus.TIMEOUT, ParserName.SQLGLOT,
+                         failure=ParseFailure(ErrorKind.TIMEOUT, "table lineage timed out")), (
+                ctx), catalog
+        except Exception as exc:
+            step = self._fallback(chunk, index, ctx)
+            if step.status == ParseStatus.FAILED:
+                step.failure = ParseFailure(ErrorKind.INTERNAL, type(exc).__name__)
+            return step, ctx, catalog
+        if tables.use_database:
+            ctx = _use(ctx, statement, tables.use_database)
+        step = _Step(index, tables.statement_type, ParseStatus.OK, ParserName.SQLGLOT, tables)
+        step.masked = _mask(statement, ctx.dialect)
+        if self.options.column_lineage and tables.statement_type not in (
+            StatementType.SESSION, StatementType.DROP, StatementType.TRUNCATE,
+            StatementType.DELETE, StatementType.UNKNOWN,
+        ):
+            try:
+                with time_limit(timeout):
+                    step.columns = extract_column_edges(statement, tables, ctx, catalog)
+            except ParseTimeoutError:
+                step.status = ParseStatus.PARTIAL
+                step.failure = ParseFailure(ErrorKind.TIMEOUT, "column lineage timed out")
+            except Exception as exc:
+                step.status = ParseStatus.PARTIAL
+                step.failure = ParseFailure(
+                    ErrorKind.COLUMN_LINEAGE, f"column lineage failed: {type(exc).__name__}"
+                )
+        if tables.targets and step.columns.target_columns:
+            created = tables.statement_type in (
+                StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO
+            )
+            if created and catalog.columns(tables.targets[0]) is None:
+                catalog = catalog.with_table(tables.targets[0], step.columns.target_columns)
+        return step, ctx, catalog
+
+    def _fallback(self, chunk: Chunk, index: int, ctx: NameContext) -> _Step:
+        failure = _syntax_failure(chunk.error)
+        timeout = self.options.timeout_seconds
+        if self.options.use_sqlfluff:
+            try:
+                with time_limit(timeout):
+                    found = self._sqlfluff.tables(
+                        chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema
+                    )
+                if found is not None:
+                    return _Step(index, found.statement_type, ParseStatus.OK,
+                                 ParserName.SQLFLUFF, found)
+            except ParseTimeoutError:
+                failure = ParseFailure(ErrorKind.TIMEOUT, "sqlfluff timed out")
+            except Exception:
+                pass
+        if self.options.use_sqlparse:
+            try:
+                with time_limit(timeout):
+                    import sqlparse
+
+                    text = sqlparse.format(chunk.text, strip_comments=True)
+                    found = regex_tables(text, ctx.default_catalog, ctx.default_schema)
+                if found.sources or found.targets:
+                    return _Step(index, found.statement_type, ParseStatus.PARTIAL,
+                                 ParserName.SQLPARSE, found, failure=failure)
+            except ParseTimeoutError:
+                failure = ParseFailure(ErrorKind.TIMEOUT, "sqlparse timed out")
+            except Exception:
+                pass
+        status = ParseStatus.TIMEOUT if failure.kind == ErrorKind.TIMEOUT else ParseStatus.FAILED
+        return _Step(index, StatementType.UNKNOWN, status, ParserName.NONE, failure=failure)
+
+    # ------------------------------------------------------------------ assembly
+    def _assemble(self, steps: list[_Step], dialect: str | None) -> ParseResult:
+        statements = tuple(_statement_lineage(s) for s in steps)
+        parser = _worst_parser(steps)
+        failed = [s for s in steps if s.status in (ParseStatus.FAILED, ParseStatus.TIMEOUT)]
+        partial = [s for s in steps if s.status == ParseStatus.PARTIAL]
+        masked = ";\n".join(s.masked for s in steps) if all(
+            s.masked is not None for s in steps
+        ) else ""
+        if len(steps) == 1:
+            step = steps[0]
+            sources = tuple(step.tables.sources) if step.tables else ()
+            targets = tuple(step.tables.targets) if step.tables else ()
             return ParseResult(
-                StatementType.UNKNOWN,
-                ParserName.NONE,
-                ParseStatus.FAILED,
-                failure=ParseFailure(ErrorKind.SYNTAX, type(exc).__name__),
-                parse_ms=(time.perf_counter() - started) * 1000,
+                statement_type=step.statement_type,
+                parser=parser,
+                status=step.status,
+                masked_sql=masked,
+                sources=sources,
+                targets=targets,
+                table_edges=tuple(TableEdge(s, t) for s in sources for t in targets),
+                column_edges=step.columns.edges,
+                result_columns=step.columns.result_columns,
+                statements=statements,
+                failure=step.failure,
             )
-        target_nodes = []
-        if isinstance(tree, exp.Insert | exp.Create):
-            t = tree.this
-            target_nodes = [t.this if isinstance(t, exp.Schema) else t]
-        targets = tuple(sorted({_name(t) for t in target_nodes if isinstance(t, exp.Table)}))
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        sources = tuple(
-            sorted(
-                {
-                    _name(t)
-                    for t in tree.find_all(exp.Table)
-                    if not any(t is n for n in target_nodes) and t.name.lower() not in ctes
-                }
-                - set(targets)
-            )
+        script = collapse_script(
+            [
+                ScriptStep(
+                    s.statement_type,
+                    list(s.tables.sources) if s.tables else [],
+                    list(s.tables.targets) if s.tables else [],
+                    list(s.columns.edges),
+                    list(getattr(s.tables, "temporary", []) or []),
+                    list(getattr(s.tables, "dropped", []) or []),
+                )
+                for s in steps
+            ],
+            collapse_persistent=self.options.collapse_persistent_intermediates,
         )
+        if failed and len(failed) == len(steps):
+            status = failed[0].status
+        elif failed or partial:
+            status = ParseStatus.PARTIAL
+        else:
+            status = ParseStatus.OK
+        failure = (failed or partial)[0].failure if (failed or partial) else None
+        result_columns: tuple[ResultColumn, ...] = ()
+        for s in steps:
+            result_columns += s.columns.result_columns
         return ParseResult(
-            StatementType.INSERT if targets else StatementType.SELECT,
-            ParserName.SQLGLOT,
-            ParseStatus.OK,
-            sources=sources,
-            targets=targets,
-            table_edges=tuple(TableEdge(s, t) for s in sources for t in targets),
-            parse_ms=(time.perf_counter() - started) * 1000,
+            statement_type=StatementType.SCRIPT,
+            parser=parser,
+            status=status,
+            masked_sql=masked,
+            sources=script.sources,
+            targets=script.targets,
+            intermediates=script.intermediates,
+            table_edges=script.table_edges,
+            column_edges=script.column_edges,
+            result_columns=result_columns if not script.targets else (),
+            statements=statements,
+            failure=failure,
         )
 
 
-def _name(table: exp.Table) -> str:
-    return ".".join(p.lower() for p in (table.catalog, table.db, table.name) if p)
+# ---------------------------------------------------------------------- helpers
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else None
+
+
+def _failed(
+    kind: ErrorKind, message: str, *, status: ParseStatus = ParseStatus.FAILED
+) -> ParseResult:
+    return ParseResult(
+        StatementType.UNKNOWN, ParserName.NONE, status, failure=ParseFailure(kind, message)
+    )
+
+
+def _with_ms(result: ParseResult, started: float) -> ParseResult:
+    from dataclasses import replace
+
+    return replace(result, parse_ms=(time.perf_counter() - started) * 1000)
+
+
+def _worst_parser(steps: list[_Step]) -> ParserName:
+    order = [ParserName.SQLGLOT, ParserName.SQLFLUFF, ParserName.SQLPARSE, ParserName.NONE]
+    used = {s.parser for s in steps}
+    for name in reversed(order):
+        if name in used and name != ParserName.NONE:
+            return name
+    return ParserName.NONE if ParserName.NONE in used else ParserName.SQLGLOT
+
+
+def _statement_lineage(step: _Step) -> StatementLineage:
+    return StatementLineage(
+        index=step.index,
+        statement_type=step.statement_type,
+        status=step.status,
+        sources=tuple(step.tables.sources) if step.tables else (),
+        targets=tuple(step.tables.targets) if step.tables else (),
+        column_edges=step.columns.edges,
+        failure=step.failure,
+    )
+
+
+def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
+    kind = str(statement.args.get("kind") or "").upper()
+    if kind in ("WAREHOUSE", "ROLE", "SECONDARY ROLES"):
+        return ctx
+    parts = name.split(".")
+    if kind in ("DATABASE", "CATALOG"):
+        return NameContext(ctx.dialect, parts[-1], None)
+    if len(parts) >= 2:
+        return NameContext(ctx.dialect, parts[-2], parts[-1])
+    if kind == "SCHEMA" or ctx.default_schema is not None:
+        return NameContext(ctx.dialect, ctx.default_catalog, parts[0])
+    return NameContext(ctx.dialect, None, parts[0])
+
+
+def _mask(statement: exp.Expression, dialect: str | None) -> str | None:
+    """The statement regenerated with every literal replaced by ``?`` (None on failure)."""
+    try:
+        masked = statement.copy().transform(
+            lambda n: exp.Placeholder() if isinstance(n, _LITERAL_TYPES) else n
+        )
+        return masked.sql(dialect=dialect)
+    except Exception:
+        return None
+
+
+_QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]")
+
+
+def _syntax_failure(error: Exception | None) -> ParseFailure:
+    """A syntax failure built from the error's description and position only (no SQL text)."""
+    line = col = None
+    description = "could not parse statement"
+    errors = getattr(error, "errors", None)
+    if errors:
+        first = errors[0]
+        line, col = first.get("line"), first.get("col")
+        description = str(first.get("description") or description)
+    elif error is not None and type(error).__name__ == "TokenError":
+        description = "could not tokenize statement"
+    description = _QUOTED_RE.sub("?", description.split("\n")[0])
+    description = re.sub(r"\d+", "?", description)[:160]
+    where = f" at line {line}, col {col}" if line is not None else ""
+    return ParseFailure(ErrorKind.SYNTAX, f"{description}{where}", line, col)

@@ -1,0 +1,691 @@
+"""The best-effort tier: column lineage of one parsed statement.
+
+A single pass over the statement's query tree: every SELECT resolves its projections against
+its FROM/JOIN sources (base tables, CTEs, derived tables, UNNEST/LATERAL/explode), CTE outputs
+are memoized, so the cost is linear in the size of the tree (no per-column ``sqlglot.lineage``).
+
+Each dependency carries an OpenLineage transformation subtype. DIRECT subtypes (IDENTITY <
+TRANSFORMATION < AGGREGATION < MASKED) compose by taking the strongest along the path; a column
+read in WHERE/JOIN/GROUP BY/ORDER BY/PARTITION BY/CASE conditions is INDIRECT and never DIRECT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from lineage_udfs.core.catalog import CatalogIndex
+from lineage_udfs.core.enums import TransformationSubtype as Sub
+from lineage_udfs.core.enums import TransformationType
+from lineage_udfs.core.models import ColumnEdge, ResultColumn
+from lineage_udfs.core.tables import NameContext, StatementTables, cte_reference
+
+Dep = tuple[str, str, Sub]
+"""(source table, source column, subtype)."""
+
+INDIRECT_SUBTYPES = frozenset(
+    {Sub.FILTER, Sub.JOIN, Sub.GROUP_BY, Sub.SORT, Sub.WINDOW, Sub.CONDITIONAL}
+)
+_RANK = {Sub.IDENTITY: 0, Sub.TRANSFORMATION: 1, Sub.AGGREGATION: 2, Sub.MASKED: 3}
+
+MASKING_FUNCTIONS = frozenset(
+    {
+        "md5", "sha", "sha1", "sha2", "sha256", "sha512", "sha224", "sha384", "hash", "mask",
+        "mask_hash", "mask_first_n", "mask_last_n", "mask_show_first_n", "mask_show_last_n",
+        "md5_hex", "md5_binary", "sha1_hex", "sha2_hex", "sha1_binary", "sha2_binary",
+        "hash_agg", "farm_fingerprint", "fingerprint", "crc32", "hashbytes", "standard_hash",
+        "ora_hash", "xxhash64", "murmur3", "md5_number_lower64", "md5_number_upper64",
+        "sha256_hex", "to_hex_sha256", "encrypt", "aes_encrypt", "redact", "anonymize",
+    }
+)
+"""Function names whose output masks their input (DIRECT/MASKED)."""
+
+_MASK_TYPES = tuple(
+    t
+    for t in (getattr(exp, n, None) for n in ("MD5", "MD5Digest", "SHA", "SHA2", "SHA1Digest",
+                                              "SHA2Digest", "FarmFingerprint", "StandardHash"))
+    if isinstance(t, type)
+)
+
+
+def compose(outer: Sub, inner: Sub) -> Sub:
+    """Subtype of an inner dependency seen through an outer use.
+
+    Examples:
+        >>> compose(Sub.AGGREGATION, Sub.IDENTITY).value, compose(Sub.FILTER, Sub.MASKED).value
+        ('AGGREGATION', 'FILTER')
+        >>> compose(Sub.IDENTITY, Sub.CONDITIONAL)
+        <TransformationSubtype.CONDITIONAL: 'CONDITIONAL'>
+    """
+    if outer in INDIRECT_SUBTYPES:
+        return outer
+    if inner in INDIRECT_SUBTYPES:
+        return inner
+    return outer if _RANK[outer] >= _RANK[inner] else inner
+
+
+def transformation_type(subtype: Sub) -> TransformationType:
+    """DIRECT or INDIRECT for a subtype."""
+    return TransformationType.INDIRECT if subtype in INDIRECT_SUBTYPES else (
+        TransformationType.DIRECT
+    )
+
+
+Output = tuple[str, frozenset[Dep]]
+
+
+@dataclass(slots=True)
+class _Source:
+    """One relation visible in a SELECT: a base table, a derived relation or a UDTF."""
+
+    table: str | None = None
+    outputs: list[Output] | None = None
+    udtf: frozenset[Dep] | None = None
+    star: list[_Source] = field(default_factory=list)
+    """Sources whose unknown columns pass through an unexpanded ``*``."""
+    known: tuple[str, ...] | None = None
+
+    def columns(self) -> tuple[str, ...] | None:
+        if self.table is not None:
+            return self.known
+        if self.outputs is not None and not self.star:
+            return tuple(n for n, _ in self.outputs)
+        return None
+
+    def lookup(self, name: str) -> frozenset[Dep] | None:
+        if self.table is not None:
+            return frozenset({(self.table, name, Sub.IDENTITY)})
+        if self.udtf is not None:
+            return self.udtf
+        for out_name, deps in self.outputs or ():
+            if out_name == name:
+                return deps
+        for src in self.star:
+            found = src.lookup(name)
+            if found is not None and (src.columns() is None or name in (src.columns() or ())):
+                return found
+        return None
+
+
+class ColumnLineageError(Exception):
+    """Column lineage could not be computed for a statement (table lineage is unaffected)."""
+
+
+class _Resolver:
+    def __init__(self, ctx: NameContext, catalog: CatalogIndex) -> None:
+        self.ctx = ctx
+        self.catalog = catalog
+        self.indirect: set[Dep] = set()
+        self._cte_memo: dict[int, _Source] = {}
+
+    # ---------------------------------------------------------------- naming
+    def col_name(self, node: exp.Expression | None) -> str:
+        return self.ctx.ident(node) if node is not None else ""
+
+    def output_name(self, projection: exp.Expression, index: int) -> str:
+        if isinstance(projection, exp.Alias):
+            return self.col_name(projection.args.get("alias")) or f"_col_{index}"
+        if isinstance(projection, exp.Column):
+            return self.col_name(projection.this) or f"_col_{index}"
+        if isinstance(projection, exp.Dot):
+            return self.col_name(projection.expression) or f"_col_{index}"
+        return f"_col_{index}"
+
+    # ---------------------------------------------------------------- queries
+    def query(self, node: exp.Expression, outer: list[dict[str, _Source]]) -> _Source:
+        """Outputs of a query (SELECT, set operation, VALUES, parenthesized query)."""
+        while isinstance(node, exp.Subquery) and isinstance(node.this, exp.Query):
+            node = node.this
+        if isinstance(node, exp.SetOperation):
+            return self._set_operation(node, outer)
+        if isinstance(node, exp.Select):
+            return self._select(node, outer)
+        return _Source(outputs=[])
+
+    def _set_operation(self, node: exp.SetOperation, outer: list[dict[str, _Source]]) -> _Source:
+        leaves: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:
+            item = stack.pop()
+            while isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query) and not (
+                item.args.get("with_")
+            ):
+                item = item.this
+            if (isinstance(item, exp.SetOperation) and not item.args.get("with_")) or (
+                item is node
+            ):
+                stack.append(item.expression)
+                stack.append(item.this)
+            else:
+                leaves.append(item)
+        scope_outer = outer
+        merged: list[tuple[str, set[Dep]]] = []
+        stars: list[_Source] = []
+        for i, leaf in enumerate(leaves):
+            src = self.query(leaf, scope_outer)
+            stars.extend(src.star)
+            outputs = src.outputs or []
+            if i == 0:
+                merged = [(name, set(deps)) for name, deps in outputs]
+            else:
+                for j, (_, deps) in enumerate(outputs[: len(merged)]):
+                    merged[j][1].update(deps)
+        return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars)
+
+    def cte_source(self, cte: exp.CTE, outer: list[dict[str, _Source]]) -> _Source:
+        key = id(cte)
+        if key not in self._cte_memo:
+            self._cte_memo[key] = _Source(outputs=[])  # recursion guard
+            src = self.query(cte.this, outer)
+            self._cte_memo[key] = _rename(src, cte.args.get("alias"), self)
+        return self._cte_memo[key]
+
+    def _relation(
+        self,
+        node: exp.Expression,
+        outer: list[dict[str, _Source]],
+        current: dict[str, _Source],
+    ) -> tuple[str, _Source] | None:
+        alias = node.alias.lower() if node.alias else ""
+        if isinstance(node, exp.Table):
+            cte = cte_reference(node)
+            if cte is not None:
+                return alias or node.name.lower(), self.cte_source(cte, [])
+            name = self.ctx.table_name(node)
+            if name is None:
+                if isinstance(node.this, exp.Func):  # table function: TABLE(f(x)), read_csv(...)
+                    return alias or "_udtf", _Source(udtf=frozenset())
+                return None
+            src = _Source(table=name, known=self.catalog.columns(name))
+            return alias or node.name.lower(), src
+        if isinstance(node, exp.Subquery):
+            src = _rename(self.query(node.this, outer), node.args.get("alias"), self)
+            return alias, src
+        if isinstance(node, exp.Unnest | exp.Lateral | exp.UDTF):
+            deps = self.expr_deps(node.this if isinstance(node, exp.Lateral) else node,
+                                  [current, *outer], Sub.TRANSFORMATION, skip_self_udtf=True)
+            src = _Source(udtf=frozenset(deps))
+            names = []
+            table_alias = node.args.get("alias")
+            if isinstance(table_alias, exp.TableAlias):
+                names = [self.col_name(c) for c in table_alias.columns]
+                alias = self.col_name(table_alias.this) if table_alias.this else ""
+            key = alias or (names[0] if names else f"_udtf{len(current)}")
+            for n in names:
+                current.setdefault(f"\x00col:{n}", src)
+            return key, src
+        return None
+
+    def _select(self, select: exp.Select, outer: list[dict[str, _Source]]) -> _Source:
+        sources: dict[str, _Source] = {}
+        relations: list[exp.Expression] = []
+        from_ = select.args.get("from_")
+        if from_ is not None:
+            relations.append(from_.this)
+        joins = select.args.get("joins") or []
+        relations.extend(j.this for j in joins)
+        relations.extend(select.args.get("laterals") or [])
+        for rel in relations:
+            found = self._relation(rel, outer, sources)
+            if found is not None:
+                key, src = found
+                sources[key if key not in sources else f"{key}\x00{len(sources)}"] = src
+        env = [sources, *outer]
+        # statement-wide INDIRECT uses
+        using_cols: set[str] = set()
+        for join in joins:
+            on = join.args.get("on")
+            if on is not None:
+                self._indirect(on, env, Sub.JOIN)
+            for u in join.args.get("using") or []:
+                using_cols.add(self.col_name(u if isinstance(u, exp.Identifier) else u.this))
+                self._indirect_name(self.col_name(u if isinstance(u, exp.Identifier) else u.this),
+                                    sources, Sub.JOIN)
+        outputs: list[Output] = []
+        stars: list[_Source] = []
+        aliases: dict[str, frozenset[Dep]] = {}
+        for index, projection in enumerate(select.expressions):
+            if isinstance(projection, exp.Star) or (
+                isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
+            ):
+                self._expand_star(projection, sources, outputs, stars)
+                continue
+            name = self.output_name(projection, index)
+            expr = projection.this if isinstance(projection, exp.Alias) else projection
+            deps = frozenset(
+                self.expr_deps(expr, env, Sub.IDENTITY, aliases=aliases, using=using_cols)
+            )
+            outputs.append((name, deps))
+            aliases.setdefault(name, deps)
+        for key, subtype in (("where", Sub.FILTER), ("having", Sub.FILTER),
+                             ("qualify", Sub.FILTER), ("group", Sub.GROUP_BY),
+                             ("order", Sub.SORT)):
+            part = select.args.get(key)
+            if part is not None:
+                self._indirect(part, env, subtype, aliases=aliases)
+        return _Source(outputs=outputs, star=stars)
+
+    def _expand_star(
+        self,
+        projection: exp.Expression,
+        sources: dict[str, _Source],
+        outputs: list[Output],
+        stars: list[_Source],
+    ) -> None:
+        star = projection if isinstance(projection, exp.Star) else projection.this
+        qualifier = projection.table.lower() if isinstance(projection, exp.Column) else ""
+        except_ = {self.col_name(e if isinstance(e, exp.Identifier) else e.this)
+                   for e in (star.args.get("except_") or star.args.get("except") or [])}
+        replace = {}
+        for r in star.args.get("replace") or []:
+            if isinstance(r, exp.Alias):
+                replace[self.col_name(r.args.get("alias"))] = r.this
+        chosen = [s for k, s in sources.items() if not qualifier or k.split("\x00")[0] == qualifier]
+        for src in chosen:
+            if src.udtf is not None:
+                continue
+            cols = src.columns()
+            if cols is None:
+                stars.append(src)
+                for name, deps in src.outputs or ():
+                    if name not in except_:
+                        outputs.append((name, deps))
+                continue
+            for col in cols:
+                if col in except_:
+                    continue
+                if col in replace:
+                    deps = frozenset(self.expr_deps(replace[col], [sources], Sub.IDENTITY))
+                else:
+                    deps = src.lookup(col) or frozenset()
+                outputs.append((col, deps))
+
+    # ---------------------------------------------------------------- expressions
+    def _indirect(
+        self,
+        node: exp.Expression,
+        env: list[dict[str, _Source]],
+        subtype: Sub,
+        aliases: dict[str, frozenset[Dep]] | None = None,
+    ) -> None:
+        for t, c, s in self.expr_deps(node, env, subtype, aliases=aliases, prefer_alias=True):
+            self.indirect.add((t, c, compose(subtype, s)))
+
+    def _indirect_name(self, name: str, sources: dict[str, _Source], subtype: Sub) -> None:
+        for src in sources.values():
+            cols = src.columns()
+            if cols is None or name in cols:
+                for t, c, _ in src.lookup(name) or ():
+                    self.indirect.add((t, c, subtype))
+
+    def expr_deps(
+        self,
+        node: exp.Expression,
+        env: list[dict[str, _Source]],
+        ctx: Sub,
+        *,
+        aliases: dict[str, frozenset[Dep]] | None = None,
+        using: set[str] | None = None,
+        prefer_alias: bool = False,
+        skip_self_udtf: bool = False,
+    ) -> set[Dep]:
+        out: set[Dep] = set()
+        stack: list[tuple[exp.Expression, Sub]] = [(node, ctx)]
+        while stack:
+            item, sub = stack.pop()
+            if isinstance(item, exp.Column):
+                if isinstance(item.this, exp.Star):
+                    continue
+                for t, c, s in self.resolve_column(item, env, aliases, using, prefer_alias):
+                    out.add((t, c, compose(sub, s)))
+                continue
+            if isinstance(item, exp.Query):
+                src = self.query(item, env)
+                first = (src.outputs or [("", frozenset())])[0][1]
+                inner = sub if not isinstance(item.parent, exp.Exists | exp.In) else (
+                    Sub.CONDITIONAL if sub not in INDIRECT_SUBTYPES else sub
+                )
+                for t, c, s in first:
+                    out.add((t, c, compose(inner, s)))
+                continue
+            if isinstance(item, exp.Case):
+                if item.this is not None:
+                    stack.append((item.this, _cond(sub)))
+                for branch in item.args.get("ifs") or []:
+                    stack.append((branch.this, _cond(sub)))
+                    if branch.args.get("true") is not None:
+                        stack.append((branch.args["true"], _step(sub, Sub.TRANSFORMATION)))
+                if item.args.get("default") is not None:
+                    stack.append((item.args["default"], _step(sub, Sub.TRANSFORMATION)))
+                continue
+            if isinstance(item, exp.If):
+                stack.append((item.this, _cond(sub)))
+                for key in ("true", "false"):
+                    if item.args.get(key) is not None:
+                        stack.append((item.args[key], _step(sub, Sub.TRANSFORMATION)))
+                continue
+            if isinstance(item, exp.Window):
+                stack.append((item.this, _step(sub, Sub.AGGREGATION)))
+                for p in item.args.get("partition_by") or []:
+                    stack.append((p, _window(sub)))
+                order = item.args.get("order")
+                if order is not None:
+                    stack.append((order, _window(sub)))
+                continue
+            if isinstance(item, exp.Filter):
+                stack.append((item.this, sub))
+                if item.expression is not None:
+                    stack.append((item.expression, _filter(sub)))
+                continue
+            if isinstance(item, exp.Alias | exp.Paren | exp.Distinct | exp.Ordered):
+                child_sub = sub
+            elif isinstance(item, exp.AggFunc):
+                child_sub = _step(sub, Sub.AGGREGATION)
+            elif _is_masking(item):
+                child_sub = _step(sub, Sub.MASKED)
+            elif isinstance(item, exp.Literal | exp.Null | exp.Boolean | exp.Placeholder):
+                continue
+            else:
+                child_sub = _step(sub, Sub.TRANSFORMATION)
+            for child in item.iter_expressions():
+                if isinstance(child, exp.DataType | exp.Identifier | exp.Var):
+                    continue
+                stack.append((child, child_sub))
+        return out
+
+    def resolve_column(
+        self,
+        column: exp.Column,
+        env: list[dict[str, _Source]],
+        aliases: dict[str, frozenset[Dep]] | None,
+        using: set[str] | None,
+        prefer_alias: bool,
+    ) -> frozenset[Dep]:
+        name = self.col_name(column.this)
+        parts = [self.col_name(p) for p in column.parts]
+        qualifier_parts = parts[:-1]
+        if qualifier_parts:
+            for level in env:
+                src = _qualified_source(level, qualifier_parts)
+                if src is not None:
+                    deps = src.lookup(name)
+                    return deps if deps is not None else frozenset()
+            # a struct field: the first part names a column (BigQuery a.b.c, Spark s.f)
+            root = parts[0]
+            for level in env:
+                for key in level:
+                    if key.startswith("\x00") or "\x00" in key:
+                        continue
+                if len(qualifier_parts) >= 2:
+                    src = _qualified_source(level, [qualifier_parts[0]])
+                    if src is not None:
+                        deps = src.lookup(qualifier_parts[1])
+                        return deps if deps is not None else frozenset()
+                found = self._unqualified(root, level, using)
+                if found is not None:
+                    return found
+            return frozenset()
+        if prefer_alias and aliases and name in aliases:
+            return aliases[name]
+        for level in env:
+            found = self._unqualified(name, level, using)
+            if found is not None:
+                return found
+            if aliases is not None and name in aliases and level is env[0]:
+                return aliases[name]
+        if aliases and name in aliases:
+            return aliases[name]
+        return frozenset()
+
+    def _unqualified(
+        self, name: str, level: dict[str, _Source], using: set[str] | None
+    ) -> frozenset[Dep] | None:
+        udtf_col = level.get(f"\x00col:{name}")
+        if udtf_col is not None:
+            return udtf_col.udtf
+        rels = [s for k, s in level.items() if not k.startswith("\x00")]
+        if not rels:
+            return None
+        if len(rels) == 1:
+            src = rels[0]
+            cols = src.columns()
+            if src.udtf is not None:
+                return src.udtf
+            if cols is not None and name not in cols:
+                return None
+            return src.lookup(name)
+        having = [s for s in rels if (s.columns() is not None and name in (s.columns() or ()))]
+        if len(having) == 1 or (having and using and name in using):
+            return having[0].lookup(name)
+        if having:
+            return None  # ambiguous
+        unknown = [s for s in rels if s.columns() is None and s.udtf is None]
+        if len(unknown) == 1:
+            return unknown[0].lookup(name)
+        return None
+
+
+def _qualified_source(level: dict[str, _Source], qualifier: list[str]) -> _Source | None:
+    key = qualifier[-1]
+    src = level.get(key)
+    if src is not None:
+        return src
+    dotted = ".".join(qualifier)
+    for k, s in level.items():
+        if s.table is not None and (s.table == dotted or s.table.endswith("." + dotted)):
+            return s
+        if "\x00" in k and k.split("\x00")[0] == key:
+            return s
+    return None
+
+
+def _rename(src: _Source, alias: exp.Expression | None, resolver: _Resolver) -> _Source:
+    if not isinstance(alias, exp.TableAlias) or not alias.columns or src.outputs is None:
+        return src
+    names = [resolver.col_name(c) for c in alias.columns]
+    outputs = [
+        (names[i] if i < len(names) else n, deps) for i, (n, deps) in enumerate(src.outputs)
+    ]
+    return _Source(outputs=outputs, star=src.star)
+
+
+def _step(ctx: Sub, sub: Sub) -> Sub:
+    return compose(ctx, sub)
+
+
+def _cond(ctx: Sub) -> Sub:
+    return ctx if ctx in INDIRECT_SUBTYPES else Sub.CONDITIONAL
+
+
+def _window(ctx: Sub) -> Sub:
+    return ctx if ctx in INDIRECT_SUBTYPES else Sub.WINDOW
+
+
+def _filter(ctx: Sub) -> Sub:
+    return ctx if ctx in INDIRECT_SUBTYPES else Sub.FILTER
+
+
+def _is_masking(node: exp.Expression) -> bool:
+    if _MASK_TYPES and isinstance(node, _MASK_TYPES):
+        return True
+    if isinstance(node, exp.Func):
+        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        return name.lower() in MASKING_FUNCTIONS
+    return False
+
+
+# ------------------------------------------------------------------------------------ statements
+@dataclass(frozen=True, slots=True)
+class ColumnLineage:
+    """Column tier output for one statement."""
+
+    edges: tuple[ColumnEdge, ...] = ()
+    result_columns: tuple[ResultColumn, ...] = ()
+    target_columns: tuple[str, ...] = ()
+    """The target's columns in output order (lets later statements of a script expand ``*``)."""
+
+
+def extract_column_edges(
+    statement: exp.Expression,
+    tables: StatementTables,
+    ctx: NameContext,
+    catalog: CatalogIndex | None = None,
+) -> ColumnLineage:
+    """Column lineage of one statement, given its table tier result.
+
+    Args:
+        statement: the parsed statement.
+        tables: what :func:`extract_tables` found for it.
+        ctx: the naming context.
+        catalog: known table columns (``*`` expansion, unqualified columns in joins).
+
+    Returns:
+        Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
+
+    Examples:
+        >>> import sqlglot
+        >>> from lineage_udfs.core.tables import extract_tables
+        >>> stmt = sqlglot.parse_one("INSERT INTO t (a) SELECT upper(x) FROM s WHERE y > 0")
+        >>> lin = extract_column_edges(stmt, extract_tables(stmt, NameContext()), NameContext())
+        >>> sorted((e.source_column, e.target_column, e.transformation_subtype.value)
+        ...        for e in lin.edges)
+        [('x', 'a', 'TRANSFORMATION'), ('y', 'a', 'FILTER')]
+    """
+    resolver = _Resolver(ctx, catalog or CatalogIndex())
+    target = tables.targets[0] if tables.targets else None
+    pairs: list[tuple[str, frozenset[Dep]]] = []
+    if isinstance(statement, exp.Update):
+        pairs = _update_pairs(statement, resolver)
+    elif isinstance(statement, exp.Merge):
+        pairs = _merge_pairs(statement, resolver)
+    elif tables.query is not None:
+        src = resolver.query(tables.query, [])
+        outputs = src.outputs or []
+        if target is None:
+            return ColumnLineage(result_columns=_result_columns(outputs, resolver.indirect))
+        pairs = _map_to_target(outputs, tables.target_columns, resolver.catalog.columns(target))
+    else:
+        return ColumnLineage()
+    if target is None:
+        return ColumnLineage()
+    edges: dict[tuple[str, str, str, Sub], None] = {}
+    target_cols = list(dict.fromkeys(name for name, _ in pairs))
+    for name, deps in pairs:
+        for t, c, s in deps:
+            edges[(t, c, name, s)] = None
+    for t, c, s in resolver.indirect:
+        for name in target_cols:
+            edges[(t, c, name, s)] = None
+    return ColumnLineage(
+        edges=tuple(
+            ColumnEdge(t, c, target, name, transformation_type(s), s)
+            for t, c, name, s in sorted(edges, key=lambda k: (k[2], k[0], k[1], k[3].value))
+        ),
+        target_columns=tuple(target_cols),
+    )
+
+
+def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[ResultColumn, ...]:
+    rows: dict[tuple[str, str, str, Sub], None] = {}
+    for name, deps in outputs:
+        for t, c, s in deps:
+            rows[(t, c, name, s)] = None
+    names = list(dict.fromkeys(n for n, _ in outputs))
+    for t, c, s in indirect:
+        for name in names:
+            rows[(t, c, name, s)] = None
+    return tuple(
+        ResultColumn(t, c, name, transformation_type(s), s)
+        for t, c, name, s in sorted(rows, key=lambda k: (k[2], k[0], k[1], k[3].value))
+    )
+
+
+def _map_to_target(
+    outputs: list[Output], explicit: list[str], known: tuple[str, ...] | None
+) -> list[tuple[str, frozenset[Dep]]]:
+    if explicit:
+        return [(explicit[i], deps) for i, (_, deps) in enumerate(outputs[: len(explicit)])]
+    if known and len(known) == len(outputs):
+        return [(known[i], deps) for i, (_, deps) in enumerate(outputs)]
+    return list(outputs)
+
+
+def _dml_sources(
+    statement: exp.Expression, resolver: _Resolver, target_node: exp.Expression | None
+) -> dict[str, _Source]:
+    sources: dict[str, _Source] = {}
+    relations: list[exp.Expression] = []
+    if target_node is not None:
+        relations.append(target_node)
+    from_ = statement.args.get("from_")
+    if isinstance(from_, exp.From):
+        relations.append(from_.this)
+        relations.extend(j.this for j in from_.this.args.get("joins") or [])
+    relations.extend(j.this for j in statement.args.get("joins") or [])
+    if isinstance(target_node, exp.Expression):
+        relations.extend(j.this for j in target_node.args.get("joins") or [])
+    using = statement.args.get("using")
+    if isinstance(using, exp.Expression):
+        relations.append(using)
+    outer: list[dict[str, _Source]] = []
+    for rel in relations:
+        found = resolver._relation(rel, outer, sources)
+        if found is not None:
+            key, src = found
+            if key in sources and sources[key].table == src.table:
+                continue
+            sources[key] = src
+    # T-SQL: UPDATE alias … FROM t alias — the target node names the alias
+    return sources
+
+
+def _update_pairs(statement: exp.Update, resolver: _Resolver) -> list[tuple[str, frozenset[Dep]]]:
+    target_node = statement.this
+    sources = _dml_sources(statement, resolver, target_node)
+    env = [sources]
+    pairs = []
+    for eq in statement.expressions:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            continue
+        name = resolver.col_name(eq.this.this)
+        deps = resolver.expr_deps(eq.expression, env, Sub.IDENTITY)
+        if type(eq).__name__ != "EQ":
+            deps = {(t, c, compose(Sub.TRANSFORMATION, s)) for t, c, s in deps}
+        pairs.append((name, frozenset(deps)))
+    where = statement.args.get("where")
+    if where is not None:
+        resolver._indirect(where, env, Sub.FILTER)
+    for join in statement.args.get("joins") or []:
+        if join.args.get("on") is not None:
+            resolver._indirect(join.args["on"], env, Sub.JOIN)
+    return pairs
+
+
+def _merge_pairs(statement: exp.Merge, resolver: _Resolver) -> list[tuple[str, frozenset[Dep]]]:
+    sources = _dml_sources(statement, resolver, statement.this)
+    env = [sources]
+    on = statement.args.get("on")
+    if on is not None:
+        resolver._indirect(on, env, Sub.JOIN)
+    pairs: list[tuple[str, frozenset[Dep]]] = []
+    whens = statement.args.get("whens")
+    for when in (whens.expressions if whens is not None else []):
+        cond = when.args.get("condition")
+        if cond is not None:
+            resolver._indirect(cond, env, Sub.FILTER)
+        then = when.args.get("then")
+        if isinstance(then, exp.Update):
+            for eq in then.expressions:
+                if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
+                    name = resolver.col_name(eq.this.this)
+                    pairs.append((name, frozenset(resolver.expr_deps(eq.expression, env,
+                                                                     Sub.IDENTITY))))
+        elif isinstance(then, exp.Insert):
+            cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+            vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+            for col, val in zip(cols, vals, strict=False):
+                name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
+                pairs.append((name, frozenset(resolver.expr_deps(val, env, Sub.IDENTITY))))
+    return pairs

@@ -1,0 +1,174 @@
+"""The cascade's fallback tiers: sqlfluff, then sqlparse. Table lineage only.
+
+They run on a statement sqlglot could not parse. Both work on a generic reading of the SQL:
+a name after INSERT INTO / INSERT OVERWRITE TABLE / CREATE … TABLE|VIEW / UPDATE / MERGE INTO /
+DELETE FROM / SELECT … INTO is a target; a name after FROM / JOIN / USING is a source; CTE
+names are not tables.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineage_udfs.core.dialects import qualify_parts
+from lineage_udfs.core.enums import StatementType
+
+_SQLFLUFF_DIALECTS = {
+    None: "ansi", "spark": "sparksql", "spark2": "sparksql", "databricks": "databricks",
+    "hive": "hive", "snowflake": "snowflake", "bigquery": "bigquery", "postgres": "postgres",
+    "redshift": "redshift", "mysql": "mysql", "tsql": "tsql", "oracle": "oracle",
+    "trino": "trino", "presto": "trino", "athena": "athena", "duckdb": "duckdb",
+    "clickhouse": "clickhouse", "sqlite": "sqlite", "teradata": "teradata",
+    "materialize": "materialize", "exasol": "exasol",
+}
+
+_TARGET_RE = re.compile(
+    r"\b(?:insert\s+(?:overwrite\s+table|overwrite|into\s+table|into)|"
+    r"create\s+(?:or\s+replace\s+)?(?:(?:global\s+|local\s+)?(?:temporary|temp|volatile|"
+    r"transient|external|materialized)\s+)*(?:table|view)(?:\s+if\s+not\s+exists)?|"
+    r"merge\s+into|update|delete\s+from|\binto)\s+([\w.`\"\[\]#@$-]+)",
+    re.IGNORECASE,
+)
+_SOURCE_RE = re.compile(
+    r"\b(?:from|join|using)\s+([\w.`\"\[\]#@$-]+)", re.IGNORECASE
+)
+_CTE_RE = re.compile(r"(?:\bwith|,)\s*([\w`\"]+)\s*(?:\([^)]*\)\s*)?as\s*\(", re.IGNORECASE)
+_KEYWORDS = frozenset(
+    {"select", "where", "set", "values", "lateral", "unnest", "table", "on", "as", "only",
+     "dual", "the", "(", "with"}
+)
+
+
+@dataclass(slots=True)
+class FallbackTables:
+    """Table lineage read by a fallback tier."""
+
+    statement_type: StatementType
+    sources: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+
+
+def _strip(sql: str) -> str:
+    sql = re.sub(r"--[^\n]*", " ", sql)
+    sql = re.sub(r"/\*.*?\*/", " ", sql, flags=re.DOTALL)
+    return re.sub(r"'(?:[^']|'')*'", "''", sql)
+
+
+def _name(raw: str, default_catalog: str | None, default_schema: str | None) -> str | None:
+    raw = raw.strip().rstrip(",;)")
+    parts = [p.strip('`"[]').lower() for p in raw.split(".") if p.strip('`"[]')]
+    if not parts or parts[-1] in _KEYWORDS or not re.match(r"^[\w#@$-]", parts[-1]):
+        return None
+    return qualify_parts(parts, default_catalog=default_catalog, default_schema=default_schema)
+
+
+def _statement_type(sql: str) -> StatementType:
+    head = sql.lstrip().split(None, 3)
+    first = head[0].lower() if head else ""
+    second = " ".join(head[1:3]).lower() if len(head) > 1 else ""
+    if first == "insert":
+        return StatementType.INSERT_OVERWRITE if second.startswith("overwrite") else (
+            StatementType.INSERT
+        )
+    if first == "create":
+        if re.search(r"\bview\b", sql[:200], re.IGNORECASE):
+            return StatementType.CREATE_VIEW
+        return StatementType.CTAS if re.search(r"\bas\b", sql, re.IGNORECASE) else (
+            StatementType.DDL
+        )
+    return {
+        "select": StatementType.SELECT, "with": StatementType.SELECT,
+        "merge": StatementType.MERGE, "update": StatementType.UPDATE,
+        "delete": StatementType.DELETE, "drop": StatementType.DROP,
+        "truncate": StatementType.TRUNCATE, "alter": StatementType.DDL,
+        "copy": StatementType.COPY,
+    }.get(first, StatementType.UNKNOWN)
+
+
+def regex_tables(
+    sql: str, default_catalog: str | None = None, default_schema: str | None = None
+) -> FallbackTables:
+    """Table lineage from keywords alone (the last resort for text no parser accepts).
+
+    Examples:
+        >>> r = regex_tables("WITH c AS (SELECT * FROM a) INSERT INTO t SELECT * FROM c JOIN b")
+        >>> r.sources, r.targets
+        (['a', 'b'], ['t'])
+    """
+    text = _strip(sql)
+    result = FallbackTables(_statement_type(text))
+    ctes = {m.group(1).strip('`"').lower() for m in _CTE_RE.finditer(text)}
+    for m in _TARGET_RE.finditer(text):
+        name = _name(m.group(1), default_catalog, default_schema)
+        if name and name not in ctes and name not in result.targets:
+            result.targets.append(name)
+    for m in _SOURCE_RE.finditer(text):
+        name = _name(m.group(1), default_catalog, default_schema)
+        if name and name not in ctes and name not in result.targets and (
+            name not in result.sources
+        ):
+            result.sources.append(name)
+    if result.statement_type == StatementType.SELECT and result.targets:
+        result.statement_type = StatementType.SELECT_INTO
+    return result
+
+
+class SqlfluffTier:
+    """Parses with sqlfluff; the parse tree's table references give table lineage.
+
+    One linter per dialect is built on first use and kept (building one costs ~100 ms).
+    """
+
+    def __init__(self) -> None:
+        self._linters: dict[str, Any] = {}
+
+    def tables(
+        self,
+        sql: str,
+        dialect: str | None,
+        default_catalog: str | None = None,
+        default_schema: str | None = None,
+    ) -> FallbackTables | None:
+        """Table lineage, or None when sqlfluff cannot parse the statement either."""
+        name = _SQLFLUFF_DIALECTS.get(dialect, "ansi")
+        linter = self._linters.get(name)
+        if linter is None:
+            from sqlfluff.core import FluffConfig, Linter
+
+            linter = Linter(config=FluffConfig(overrides={"dialect": name}))
+            self._linters[name] = linter
+        parsed = linter.parse_string(sql)
+        tree = parsed.tree
+        if tree is None or parsed.violations:
+            return None
+        if any(seg.is_type("unparsable") for seg in tree.recursive_crawl("unparsable")):
+            return None
+        ctes = {
+            seg.raw.strip('`"').lower()
+            for cte in tree.recursive_crawl("common_table_expression")
+            for seg in cte.segments
+            if seg.is_type("identifier")
+        }
+        result = FallbackTables(_statement_type(sql))
+        for stmt in tree.recursive_crawl("statement"):
+            kind = stmt.segments[0].get_type() if stmt.segments else ""
+            refs = list(stmt.recursive_crawl("table_reference"))
+            target_ids: set[int] = set()
+            if kind in ("insert_statement", "create_table_statement", "create_view_statement",
+                        "merge_statement", "update_statement", "delete_statement",
+                        "insert_overwrite_directory_statement"):
+                for ref in refs[:1]:
+                    target_ids.add(id(ref))
+                    n = _name(ref.raw, default_catalog, default_schema)
+                    if n and n not in result.targets:
+                        result.targets.append(n)
+            for ref in refs:
+                if id(ref) in target_ids:
+                    continue
+                n = _name(ref.raw, default_catalog, default_schema)
+                if n and n not in ctes and n not in result.sources:
+                    result.sources.append(n)
+            break
+        return result

@@ -1,0 +1,163 @@
+"""Scripts: per-statement lineage collapsed into one end-to-end view.
+
+Temporary objects (temp tables and views, ``#tables``, cached tables) and tables that the
+script both creates and drops are *intermediates*: they are listed in
+``ParseResult.intermediates`` and traced through, so ``a → #t → b`` becomes ``a → b`` at table
+and column level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lineage_udfs.core.columns import compose, transformation_type
+from lineage_udfs.core.enums import StatementType
+from lineage_udfs.core.enums import TransformationSubtype as Sub
+from lineage_udfs.core.models import ColumnEdge, TableEdge
+
+_CREATING = frozenset(
+    {StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO,
+     StatementType.DDL}
+)
+
+
+@dataclass(slots=True)
+class ScriptStep:
+    """What the collapse needs to know about one statement."""
+
+    statement_type: StatementType
+    sources: list[str]
+    targets: list[str]
+    column_edges: list[ColumnEdge]
+    temporary: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CollapsedScript:
+    """The end-to-end view of a script."""
+
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    intermediates: tuple[str, ...]
+    table_edges: tuple[TableEdge, ...]
+    column_edges: tuple[ColumnEdge, ...]
+
+
+def find_intermediates(steps: list[ScriptStep], *, collapse_persistent: bool = False) -> set[str]:
+    """Tables that only carry data between statements of the script.
+
+    Examples:
+        >>> s = [ScriptStep(StatementType.CTAS, ["a"], ["t"], [], temporary=["t"]),
+        ...      ScriptStep(StatementType.INSERT, ["t"], ["b"], [])]
+        >>> find_intermediates(s)
+        {'t'}
+    """
+    created: set[str] = set()
+    written: set[str] = set()
+    out: set[str] = set()
+    for i, step in enumerate(steps):
+        out.update(step.temporary)
+        if step.statement_type in _CREATING:
+            created.update(step.targets)
+        for name in step.dropped:
+            if name in created:
+                out.add(name)
+        if collapse_persistent:
+            for name in step.sources:
+                if name in written and name not in steps[i].targets:
+                    out.add(name)
+        if step.statement_type != StatementType.DROP:
+            written.update(step.targets)
+    return out
+
+
+def collapse_script(
+    steps: list[ScriptStep], *, collapse_persistent: bool = False
+) -> CollapsedScript:
+    """Collapse per-statement lineage through the script's intermediates.
+
+    Args:
+        steps: the statements in execution order.
+        collapse_persistent: also collapse persistent tables written then read (sqllineage).
+
+    Returns:
+        The end-to-end sources, targets, edges and the intermediates traced through.
+
+    Examples:
+        >>> s = [ScriptStep(StatementType.CTAS, ["a"], ["#t"], [], temporary=["#t"]),
+        ...      ScriptStep(StatementType.INSERT, ["#t"], ["b"], []),
+        ...      ScriptStep(StatementType.DROP, [], ["#t"], [], dropped=["#t"])]
+        >>> c = collapse_script(s)
+        >>> c.sources, c.targets, c.intermediates, c.table_edges
+        (('a',), ('b',), ('#t',), (TableEdge(source_table='a', target_table='b'),))
+    """
+    inter = find_intermediates(steps, collapse_persistent=collapse_persistent)
+    # table level: upstream[x] = non-intermediate sources that flowed into intermediate x
+    upstream: dict[str, set[str]] = {}
+    fresh: set[str] = set()  # tables whose content the script created before reading them
+    sources: dict[str, None] = {}
+    targets: dict[str, None] = {}
+    edges: dict[tuple[str, str], None] = {}
+    col_up: dict[tuple[str, str], set[tuple[str, str, Sub]]] = {}
+    col_edges: dict[tuple[str, str, str, str, Sub], None] = {}
+    for step in steps:
+        resolved: set[str] = set()
+        for src in step.sources:
+            if src in inter:
+                resolved.update(upstream.get(src, ()))
+            elif src in fresh:
+                continue
+            else:
+                resolved.add(src)
+                sources[src] = None
+        for tgt in step.targets:
+            if tgt in inter:
+                if step.statement_type in (StatementType.DROP,):
+                    continue
+                upstream.setdefault(tgt, set()).update(resolved)
+                continue
+            if step.statement_type == StatementType.DROP and tgt in fresh:
+                continue
+            targets[tgt] = None
+            for src in resolved:
+                edges[(src, tgt)] = None
+        if step.statement_type in _CREATING:
+            fresh.update(t for t in step.targets if t not in inter)
+        # column level
+        new_up: dict[tuple[str, str], set[tuple[str, str, Sub]]] = {}
+        for e in step.column_edges:
+            deps = _column_deps(e, inter, col_up)
+            if e.target_table in inter:
+                new_up.setdefault((e.target_table, e.target_column), set()).update(deps)
+            else:
+                for t, c, s in deps:
+                    col_edges[(t, c, e.target_table, e.target_column, s)] = None
+        for key, deps in new_up.items():
+            col_up.setdefault(key, set()).update(deps)
+    final_targets = tuple(t for t in targets if t not in inter)
+    final_sources = tuple(s for s in sources if s not in inter)
+    return CollapsedScript(
+        sources=final_sources,
+        targets=final_targets,
+        intermediates=tuple(sorted(inter)),
+        table_edges=tuple(TableEdge(s, t) for s, t in edges),
+        column_edges=tuple(
+            ColumnEdge(t, c, tt, tc, transformation_type(s), s)
+            for t, c, tt, tc, s in col_edges
+        ),
+    )
+
+
+def _column_deps(
+    edge: ColumnEdge,
+    inter: set[str],
+    col_up: dict[tuple[str, str], set[tuple[str, str, Sub]]],
+) -> set[tuple[str, str, Sub]]:
+    sub = edge.transformation_subtype
+    if edge.source_table not in inter:
+        return {(edge.source_table, edge.source_column, sub)}
+    out = set()
+    for t, c, s in col_up.get((edge.source_table, edge.source_column), ()):
+        out.add((t, c, compose(sub, s)))
+    return out

@@ -1,0 +1,316 @@
+"""Splitting a logged text into statements, as sqlglot reads them.
+
+Handles ``;``-separated scripts, T-SQL batches (``GO`` lines, statements without semicolons),
+and procedural wrappers (``CREATE PROCEDURE … BEGIN … END``, ``BEGIN … END`` blocks, Snowflake
+Scripting, PL/pgSQL and BigQuery scripting bodies, ``IF … THEN`` / ``LOOP`` / ``DECLARE``
+control flow): the SQL statements inside are found and parsed one by one, control flow is
+dropped (it carries no lineage).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+_GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_DOLLAR_BODY_RE = re.compile(r"\$(\w*)\$(.*?)\$\1\$", re.DOTALL)
+
+_STARTERS = frozenset(
+    {"INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "WITH",
+     "SELECT", "USE", "COPY", "REPLACE", "RENAME", "CACHE", "UNCACHE", "REFRESH"}
+)
+_CONTROL = frozenset(
+    {"BEGIN", "END", "IF", "ELSE", "ELSEIF", "ELSIF", "WHILE", "LOOP", "DECLARE", "RETURN",
+     "PRINT", "RAISERROR", "THROW", "LEAVE", "ITERATE", "CONTINUE", "BREAK", "EXCEPTION",
+     "WHEN", "FOR", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "DEALLOCATE", "GOTO", "TRY",
+     "CATCH", "COMMIT", "ROLLBACK", "RAISE", "SET", "EXEC", "EXECUTE", "CALL", "LET", "THEN",
+     "DO", "LANGUAGE", "AS", "IS", "RETURNS", "TRAN", "TRANSACTION", "PERFORM", "GET",
+     "SIGNAL", "CASE", "ON"}
+)
+_NOT_AFTER = frozenset(
+    {"THEN", "DO", "KEY", "FOR", "UNION", "ALL", "INTERSECT", "EXCEPT", "MINUS", "DISTINCT",
+     "(", "AS", "IGNORE", "OR", "INTO", "TABLE", "CASCADE", "NOT", "BY", ",", "=", "SHALLOW",
+     "DEEP"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One statement of a script: its text and, when sqlglot parsed it, the expression."""
+
+    text: str
+    expression: exp.Expression | None = None
+    error: Exception | None = None
+    control: bool = False
+    """Procedural control flow (no lineage, not an error)."""
+
+
+def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
+    """Split ``sql`` into statements and parse each with sqlglot.
+
+    Args:
+        sql: the logged text (one statement, a script or a procedure).
+        dialect: sqlglot dialect name.
+
+    Returns:
+        The statements in order; an unparsable one has ``expression`` None and ``error`` set.
+
+    Examples:
+        >>> [type(c.expression).__name__ for c in split_statements(
+        ...     "INSERT INTO a SELECT * FROM b INSERT INTO c SELECT * FROM d", "tsql")]
+        ['Insert', 'Insert']
+        >>> [c.text for c in split_statements("CREATE PROCEDURE p() BEGIN "
+        ...     "INSERT INTO t SELECT 1; END", "mysql") if c.expression]
+        ['INSERT INTO t SELECT 1']
+    """
+    text = _GO_RE.sub(";", sql)
+    whole = _try_parse(text, dialect)
+    if whole is not None and not any(_hides_statements(e) for e in whole):
+        if len(whole) == 1:
+            return [Chunk(text.strip(), whole[0])]
+        pieces = _split_on_semicolons(text, dialect)
+        if pieces is not None and len(pieces) == len(whole):
+            return [Chunk(p, e) for p, e in zip(pieces, whole, strict=True)]
+        return [Chunk(e.sql(dialect=dialect), e) for e in whole]
+    pieces = _split_on_semicolons(text, dialect)
+    if pieces is None:
+        return [Chunk(text.strip(), None, _parse_error(text, dialect))]
+    chunks: list[Chunk] = []
+    for piece in pieces:
+        chunks.extend(_parse_piece(piece, dialect, depth=0))
+    return chunks
+
+
+def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
+    try:
+        parsed = sqlglot.parse(text, read=dialect)
+    except Exception:
+        return None
+    out: list[exp.Expression] = []
+    for e in parsed:
+        if e is not None:
+            out.extend(_flatten(e))
+    if any(isinstance(e, exp.Insert) and e.expression is None for e in out):
+        return None  # "INSERT INTO t" alone: a split point fell inside the statement
+    return out
+
+
+_BLOCK_TYPES: tuple[type[exp.Expression], ...] = tuple(
+    t
+    for t in (getattr(exp, n, None) for n in ("Block", "IfBlock", "WhileBlock", "LoopBlock",
+                                              "RepeatBlock", "Try", "StoredProcedure"))
+    if isinstance(t, type)
+)
+_STATEMENT_TYPES: tuple[type[exp.Expression], ...] = (
+    exp.Query, exp.DML, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable, exp.Copy,
+    exp.Command, exp.Use, exp.Set, exp.Cache, exp.Merge, *_BLOCK_TYPES,
+)
+
+
+def _flatten(expression: exp.Expression) -> list[exp.Expression]:
+    """Statements inside procedure bodies and control-flow blocks, in order."""
+    if isinstance(expression, exp.Create) and (expression.args.get("kind") or "").upper() in (
+        "PROCEDURE", "FUNCTION", "PROC", "TRIGGER"
+    ):
+        body = expression.expression
+        if isinstance(body, exp.Expression) and isinstance(body, _STATEMENT_TYPES) and not (
+            isinstance(body, exp.Query) and (expression.args.get("kind") or "").upper()
+            == "FUNCTION"
+        ):
+            return _flatten(body)
+        return [expression]
+    if _BLOCK_TYPES and isinstance(expression, _BLOCK_TYPES):
+        out: list[exp.Expression] = []
+        for child in expression.iter_expressions():
+            if isinstance(child, _STATEMENT_TYPES):
+                out.extend(_flatten(child))
+        return out
+    if type(expression).__name__ == "EndStatement":
+        return []
+    return [expression]
+
+
+def _parse_error(text: str, dialect: str | None) -> Exception:
+    try:
+        sqlglot.parse(text, read=dialect)
+    except Exception as exc:
+        return exc
+    return ValueError("no statement")
+
+
+def _hides_statements(expression: exp.Expression) -> bool:
+    """A Command (unparsed text) whose body holds SQL statements: a procedure, a block."""
+    if not isinstance(expression, exp.Command):
+        return False
+    body = expression.expression
+    text = body.this if isinstance(body, exp.Literal) else ""
+    keyword = str(expression.this or "").upper()
+    if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
+                   "REVOKE", "ANALYZE"):
+        return False
+    return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
+                          text, re.IGNORECASE))
+
+
+def _tokens(text: str, dialect: str | None) -> list[Token] | None:
+    try:
+        return list(sqlglot.tokenize(text, read=dialect))
+    except Exception:
+        return None
+
+
+def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:
+    tokens = _tokens(text, dialect)
+    if tokens is None:
+        return None
+    pieces: list[str] = []
+    start = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            pieces.append(text[start : tok.start])
+            start = tok.end + 1
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
+    # bodies in dollar quotes ($$ … $$): Snowflake Scripting, PL/pgSQL
+    if depth < 3:
+        bodies = _DOLLAR_BODY_RE.findall(text)
+        if bodies and re.match(r"\s*(create|do|execute)\b", text, re.IGNORECASE):
+            chunks: list[Chunk] = []
+            for _, body in bodies:
+                for inner in _split_on_semicolons(body, dialect) or []:
+                    chunks.extend(_parse_piece(inner, dialect, depth + 1))
+            return chunks or [Chunk(text, control=True)]
+    parsed = _try_parse(text, dialect)
+    if parsed is not None and not any(_hides_statements(e) for e in parsed):
+        if len(parsed) == 1:
+            return [Chunk(text, parsed[0])]
+        return [Chunk(e.sql(dialect=dialect), e) for e in parsed]
+    tokens = _tokens(text, dialect)
+    if not tokens:
+        return [Chunk(text, None, _parse_error(text, dialect))]
+    starts = _statement_starts(tokens)
+    if not starts or (starts == [0] and parsed is None and depth > 0):
+        if _is_control(tokens[0]):
+            return [Chunk(text, control=True)]
+        return [Chunk(text, None, _parse_error(text, dialect))]
+    chunks = []
+    if starts[0] != 0:
+        chunks.append(Chunk(text[: tokens[starts[0]].start].strip(), control=True))
+    bounds = [*starts, len(tokens)]
+    i = 0
+    while i < len(starts):
+        begin = tokens[bounds[i]].start
+        # grow the statement until it parses (a split point may sit inside a statement)
+        j = i + 1
+        best: tuple[int, list[exp.Expression]] | None = None
+        while j <= len(starts):
+            end_tok = bounds[j] - 1 if j < len(bounds) - 1 else len(tokens) - 1
+            piece = _strip_trailing_control(text, tokens, bounds[i], end_tok)
+            got = _try_parse(piece, dialect) if piece else None
+            if got and not any(_hides_statements(e) for e in got) and not any(
+                isinstance(e, exp.Command) for e in got
+            ):
+                best = (j, got)
+                break
+            j += 1
+        if best is None:
+            first = tokens[bounds[i]]
+            end_tok = bounds[i + 1] - 1 if i + 1 < len(bounds) - 1 else len(tokens) - 1
+            piece = text[begin : tokens[end_tok].end + 1].strip()
+            if _is_control(first) or (first.text.upper() in ("CREATE", "ALTER") and (
+                _hides_statements_text(piece)
+            )):
+                chunks.append(Chunk(piece, control=True))
+            else:
+                chunks.append(Chunk(piece, None, _parse_error(piece, dialect)))
+            i += 1
+            continue
+        j, got = best
+        end_tok = bounds[j] - 1 if j < len(bounds) - 1 else len(tokens) - 1
+        piece = _strip_trailing_control(text, tokens, bounds[i], end_tok)
+        if len(got) == 1:
+            chunks.append(Chunk(piece, got[0]))
+        else:
+            chunks.extend(Chunk(e.sql(dialect=dialect), e) for e in got)
+        i = j
+    return chunks
+
+
+def _hides_statements_text(text: str) -> bool:
+    return bool(re.search(r"\b(procedure|proc|function|begin)\b", text, re.IGNORECASE))
+
+
+def _is_control(token: Token) -> bool:
+    return token.text.upper() in _CONTROL
+
+
+def _strip_trailing_control(text: str, tokens: list[Token], first: int, last: int) -> str:
+    """The text of tokens[first..last] without trailing END / END IF / END LOOP … words."""
+    while last > first and tokens[last].text.upper() in (
+        "END", "IF", "LOOP", "WHILE", "TRY", "CATCH", "ELSE", "BEGIN", "$$", "THEN"
+    ):
+        if tokens[last].text.upper() in ("IF", "LOOP", "WHILE", "TRY", "CATCH") and not (
+            last - 1 > first and tokens[last - 1].text.upper() == "END"
+        ):
+            break
+        last -= 1
+    return text[tokens[first].start : tokens[last].end + 1].strip()
+
+
+def _statement_starts(tokens: list[Token]) -> list[int]:
+    """Indexes of tokens that may begin a statement (depth 0, not inside CASE or MERGE arms)."""
+    starts: list[int] = []
+    depth = 0
+    case_depth = 0
+    prev = ""
+    in_merge = False
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper() if tok.token_type != TokenType.STRING else "'"
+        if tok.token_type in (TokenType.L_PAREN, TokenType.L_BRACKET):
+            depth += 1
+        elif tok.token_type in (TokenType.R_PAREN, TokenType.R_BRACKET):
+            depth = max(0, depth - 1)
+        elif word == "CASE":
+            case_depth += 1
+        elif word == "END" and case_depth:
+            case_depth -= 1
+            prev = "END_CASE"
+            continue
+        if depth == 0 and not case_depth:
+            is_start = False
+            if (word in _STARTERS and tok.token_type not in (TokenType.STRING, TokenType.VAR)) or (
+                word in _STARTERS and word in ("USE", "RENAME", "CACHE", "UNCACHE", "REFRESH",
+                                               "COPY", "REPLACE")
+                and prev in ("", ";", "END")
+            ):
+                is_start = prev not in _NOT_AFTER or (prev == "THEN" and not in_merge)
+                if word in ("SELECT", "WITH") and prev in (")",):
+                    is_start = True
+                if word == "REPLACE" and prev in ("OR",):
+                    is_start = False
+            elif word in _CONTROL and prev not in ("END",) and word not in (
+                "AS", "IS", "ON", "SET", "FOR", "CASE", "WHEN", "THEN", "DO", "GET", "ELSE",
+                "EXCEPTION", "LANGUAGE", "RETURNS", "IF",
+            ):
+                is_start = prev not in _NOT_AFTER
+            elif (
+                word == "SET" and i + 1 < len(tokens) and tokens[i + 1].text.startswith("@")
+            ) or (word == "IF" and prev in ("", ";", "END", "BEGIN", "THEN", "ELSE", "LOOP")):
+                is_start = True
+            if is_start and i > 0:
+                starts.append(i)
+            elif is_start and i == 0:
+                starts.append(0)
+            if word == "MERGE" and is_start:
+                in_merge = True
+            elif is_start:
+                in_merge = False
+        prev = word
+    return starts

@@ -1,0 +1,566 @@
+"""The reliable tier: statement type, source and target tables of one parsed statement.
+
+``extract_tables`` never needs a catalog. It also finds the query that feeds the target and
+the target's explicit column list, which the column tier (:mod:`columns`) builds on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from lineage_udfs.core.dialects import normalize_identifier, qualify_parts
+from lineage_udfs.core.enums import StatementType
+from lineage_udfs.core.options import ParserOptions
+
+_SESSION_TYPES: tuple[type[exp.Expression], ...] = tuple(
+    t
+    for t in (
+        getattr(exp, n, None)
+        for n in (
+            "Set", "Use", "Show", "Describe", "Uncache", "Refresh", "Analyze", "Pragma",
+            "Transaction", "Commit", "Rollback", "Grant", "Revoke", "Execute", "Declare",
+            "Comment", "Kill", "Summarize", "Detach", "Attach", "Install", "Export",
+        )
+    )
+    if isinstance(t, type)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NameContext:
+    """How to spell table names: the dialect and the session's default catalog and schema.
+
+    Examples:
+        >>> import sqlglot
+        >>> ctx = NameContext("snowflake", "db", "sch")
+        >>> ctx.table_name(sqlglot.parse_one('SELECT * FROM "Mixed".t', read="snowflake")
+        ...                .find(exp.Table))
+        'db.Mixed.t'
+    """
+
+    dialect: str | None = None
+    default_catalog: str | None = None
+    default_schema: str | None = None
+
+    def ident(self, node: exp.Expression | None) -> str:
+        """Canonical spelling of an identifier node ('' for None)."""
+        if node is None:
+            return ""
+        if isinstance(node, exp.Identifier):
+            name = normalize_identifier(
+                node.this, quoted=bool(node.args.get("quoted")), dialect=self.dialect
+            )
+            if node.args.get("temporary") and not name.startswith("#"):
+                name = ("##" if node.args.get("global_") else "#") + name
+            return name
+        return node.name.lower() if node.name else ""
+
+    def table_name(self, table: exp.Expression) -> str | None:
+        """Canonical qualified name of a table reference, or None if it is not a named table."""
+        if not isinstance(table, exp.Table):
+            return None
+        this = table.this
+        if isinstance(this, exp.DynamicIdentifier):
+            inner = this.this
+            if isinstance(inner, exp.Literal) and inner.is_string:
+                parts = [p.strip('"`').lower() for p in inner.this.split(".")]
+            elif isinstance(inner, exp.Column) and not inner.find(exp.Parameter):
+                parts = [self.ident(p) for p in inner.parts]
+            else:
+                return None
+            return qualify_parts(
+                parts,
+                default_catalog=self.default_catalog,
+                default_schema=self.default_schema,
+            ) or None
+        if isinstance(this, exp.Var) and this.name.startswith("@"):
+            return this.name  # a stage (Snowflake) used as a dataset
+        if not isinstance(this, exp.Identifier):
+            if isinstance(this, exp.Dot):
+                parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
+                return ".".join(p for p in parts if p) or None
+            return None
+        parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
+        name = self.ident(this)
+        if not name:
+            return None
+        if name.startswith("#") or name.startswith("@"):
+            return name  # session-local temp tables and table variables are never qualified
+        return qualify_parts(
+            [*parts, name],
+            default_catalog=self.default_catalog,
+            default_schema=self.default_schema,
+        )
+
+
+@dataclass(slots=True)
+class StatementTables:
+    """The table tier's view of one statement (mutable while built, read-only after)."""
+
+    statement_type: StatementType
+    sources: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    query: exp.Expression | None = None
+    """The query whose output feeds the (first) target, if any."""
+    target_columns: list[str] = field(default_factory=list)
+    """Explicit target column list (INSERT (a, b), CREATE VIEW v (a, b))."""
+    temporary: list[str] = field(default_factory=list)
+    """Targets created as temporary objects (temp tables and views, ``#tables``)."""
+    dropped: list[str] = field(default_factory=list)
+    use_database: str | None = None
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def classify_statement(statement: exp.Expression) -> StatementType:
+    """The statement type of a parsed statement (see :class:`StatementType`).
+
+    Examples:
+        >>> import sqlglot
+        >>> classify_statement(sqlglot.parse_one("INSERT OVERWRITE TABLE t SELECT 1", read="hive"))
+        <StatementType.INSERT_OVERWRITE: 'INSERT_OVERWRITE'>
+        >>> classify_statement(sqlglot.parse_one("SET x = 1"))
+        <StatementType.SESSION: 'SESSION'>
+    """
+    if isinstance(statement, exp.Query):
+        if isinstance(statement, exp.Select) and statement.args.get("into"):
+            return StatementType.SELECT_INTO
+        return StatementType.SELECT
+    if isinstance(statement, exp.Insert):
+        return StatementType.INSERT_OVERWRITE if statement.args.get("overwrite") else (
+            StatementType.INSERT
+        )
+    if isinstance(statement, exp.Create):
+        kind = (statement.args.get("kind") or "").upper()
+        if kind in ("TABLE", "VIEW") and (
+            statement.expression is not None or _like_or_clone(statement) is not None
+        ):
+            return StatementType.CREATE_VIEW if kind == "VIEW" else StatementType.CTAS
+        return StatementType.DDL
+    if isinstance(statement, exp.Merge):
+        return StatementType.MERGE
+    if isinstance(statement, exp.Update):
+        return StatementType.UPDATE
+    if isinstance(statement, exp.Delete):
+        return StatementType.DELETE
+    if isinstance(statement, exp.Copy) or type(statement).__name__ == "LoadData":
+        return StatementType.COPY
+    if isinstance(statement, exp.Alter):
+        actions = statement.args.get("actions") or []
+        if any(isinstance(a, exp.SwapTable) for a in actions):
+            return StatementType.SWAP
+        if any(isinstance(a, exp.AlterRename) for a in actions):
+            return StatementType.RENAME
+        return StatementType.DDL
+    if isinstance(statement, exp.Drop):
+        return StatementType.DROP
+    if isinstance(statement, exp.TruncateTable):
+        return StatementType.TRUNCATE
+    if isinstance(statement, exp.Cache):
+        return StatementType.CTAS if statement.expression is not None else StatementType.SESSION
+    if isinstance(statement, exp.Command):
+        return _classify_command(statement)
+    if isinstance(statement, _SESSION_TYPES):
+        return StatementType.SESSION
+    return StatementType.UNKNOWN
+
+
+_RENAME_RE = re.compile(r"^\s*table\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_EXCHANGE_RE = re.compile(
+    r"^\s*table\s+(\S+)\s+exchange\s+partition\s*\(.*\)\s*with\s+table\s+(\S+)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _command_text(statement: exp.Command) -> str:
+    expression = statement.expression
+    return expression.this if isinstance(expression, exp.Literal) else ""
+
+
+def _classify_command(statement: exp.Command) -> StatementType:
+    keyword = str(statement.this or "").upper()
+    text = _command_text(statement)
+    if keyword == "RENAME" and _RENAME_RE.match(text):
+        return StatementType.RENAME
+    if keyword == "ALTER" and _EXCHANGE_RE.match(text):
+        return StatementType.SWAP
+    if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
+        return StatementType.DDL
+    return StatementType.SESSION
+
+
+def _like_or_clone(create: exp.Create) -> exp.Table | None:
+    clone = create.args.get("clone")
+    if clone is not None and isinstance(clone.this, exp.Table):
+        return clone.this
+    props = create.args.get("properties")
+    if props is not None:
+        for prop in props.expressions:
+            if isinstance(prop, exp.LikeProperty) and isinstance(prop.this, exp.Table):
+                return prop.this
+    this = create.this
+    if isinstance(this, exp.Schema):
+        for col in this.expressions:
+            if isinstance(col, exp.LikeProperty) and isinstance(col.this, exp.Table):
+                return col.this
+    return None
+
+
+def _unwrap_schema(node: exp.Expression | None) -> tuple[exp.Expression | None, list[str]]:
+    if isinstance(node, exp.Schema):
+        cols = [
+            (c.name if not isinstance(c, exp.ColumnDef) else c.this.name).lower()
+            for c in node.expressions
+            if isinstance(c, exp.Identifier | exp.Column | exp.ColumnDef)
+        ]
+        return node.this, cols
+    return node, []
+
+
+def cte_reference(table: exp.Table) -> exp.CTE | None:
+    """The CTE a table reference names, if it names one visible where it stands.
+
+    CTEs of an enclosing WITH are visible from its body and from later CTEs of the same WITH;
+    a CTE is visible inside itself only under WITH RECURSIVE.
+    """
+    if table.args.get("db") or table.args.get("catalog") or not isinstance(
+        table.this, exp.Identifier
+    ):
+        return None
+    name = table.name.lower()
+    child: exp.Expression = table
+    parent = table.parent
+    while parent is not None:
+        with_ = parent.args.get("with_") if isinstance(parent, exp.Expression) else None
+        if isinstance(with_, exp.With) and child is not with_:
+            for cte in with_.expressions:
+                if cte.alias_or_name.lower() == name:
+                    return cte
+        if isinstance(parent, exp.With):
+            recursive = bool(parent.args.get("recursive"))
+            for cte in parent.expressions:
+                if cte is child:
+                    if recursive and cte.alias_or_name.lower() == name:
+                        return cte
+                    break
+                if cte.alias_or_name.lower() == name:
+                    return cte
+            # skip the With's owner: its body is not visible from inside the CTE list
+            owner = parent.parent
+            child = owner if owner is not None else parent
+            parent = owner.parent if owner is not None else None
+            continue
+        child = parent
+        parent = parent.parent
+    return None
+
+
+def _used_ctes(statement: exp.Expression) -> set[int]:
+    """ids of CTEs reachable from the statement body (not only from unused CTEs)."""
+    refs: dict[int, list[exp.CTE]] = {}  # id(cte or 0 for body) -> referenced CTEs
+    ctes: dict[int, exp.CTE] = {}
+    for table in statement.find_all(exp.Table):
+        cte = cte_reference(table)
+        if cte is None:
+            continue
+        ctes[id(cte)] = cte
+        holder = table.find_ancestor(exp.CTE)
+        # a CTE nested in a CTE: attribute to the outermost defining CTE chain step
+        refs.setdefault(id(holder) if holder is not None else 0, []).append(cte)
+    used: set[int] = set()
+    stack = list(refs.get(0, []))
+    while stack:
+        cte = stack.pop()
+        if id(cte) in used:
+            continue
+        used.add(id(cte))
+        stack.extend(refs.get(id(cte), []))
+        # CTEs referenced from CTEs nested inside this one
+        for inner in cte.find_all(exp.CTE):
+            if inner is not cte:
+                stack.extend(refs.get(id(inner), []))
+    return used
+
+
+def extract_tables(
+    statement: exp.Expression,
+    ctx: NameContext,
+    options: ParserOptions | None = None,
+) -> StatementTables:
+    """Statement type, sources and targets of one parsed statement.
+
+    Args:
+        statement: a statement parsed by sqlglot.
+        ctx: the naming context.
+        options: conventions (see :class:`ParserOptions`).
+
+    Returns:
+        The table tier's result.
+
+    Examples:
+        >>> import sqlglot
+        >>> sql = "WITH c AS (SELECT * FROM a) INSERT INTO t SELECT * FROM c JOIN b USING (id)"
+        >>> r = extract_tables(sqlglot.parse_one(sql), NameContext())
+        >>> r.statement_type, r.sources, r.targets
+        (<StatementType.INSERT: 'INSERT'>, ['a', 'b'], ['t'])
+    """
+    opts = options or ParserOptions()
+    kind = classify_statement(statement)
+    result = StatementTables(kind)
+    target_nodes: list[exp.Expression] = []
+    skip_nodes: set[int] = set()
+
+    def add_target(node: exp.Expression | None, *, temporary: bool = False) -> str | None:
+        name = ctx.table_name(node) if node is not None else None
+        if node is not None:
+            target_nodes.append(node)
+        if name and name not in result.targets:
+            result.targets.append(name)
+        if name and (temporary or name.startswith("#")) and name not in result.temporary:
+            result.temporary.append(name)
+        return name
+
+    if isinstance(statement, exp.Query):
+        into = statement.args.get("into") if isinstance(statement, exp.Select) else None
+        result.query = statement
+        if into is not None:
+            add_target(into.this, temporary=bool(into.args.get("temporary")))
+    elif isinstance(statement, exp.Insert):
+        node, cols = _unwrap_schema(statement.this)
+        if isinstance(node, exp.Directory):
+            path = node.this
+            name = path.this if isinstance(path, exp.Literal) else None
+            if name:
+                result.targets.append(name)
+        else:
+            add_target(node)
+        result.target_columns = cols
+        query = statement.expression
+        result.query = query if isinstance(query, exp.Query) else None
+    elif isinstance(statement, exp.Create):
+        kind_word = (statement.args.get("kind") or "").upper()
+        if kind_word in ("TABLE", "VIEW") or kind_word.endswith("VIEW"):
+            node, cols = _unwrap_schema(statement.this)
+            props = statement.args.get("properties")
+            temporary = bool(props and props.find(exp.TemporaryProperty))
+            add_target(node, temporary=temporary)
+            if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
+                statement.expression is not None
+            ):
+                result.target_columns = cols
+            if props is not None:
+                to_table = props.find(exp.ToTableProperty)
+                if to_table is not None and isinstance(to_table.this, exp.Table):
+                    add_target(to_table.this)
+            query = statement.expression
+            result.query = query if isinstance(query, exp.Query) else None
+            like = _like_or_clone(statement)
+            if like is not None:
+                name = ctx.table_name(like)
+                if name:
+                    result.sources.append(name)
+                skip_nodes.add(id(like))
+        else:
+            return result  # CREATE FUNCTION / SCHEMA / INDEX …: no lineage
+    elif isinstance(statement, exp.Merge):
+        add_target(statement.this)
+    elif isinstance(statement, exp.Update):
+        target = _resolve_alias_target(statement, statement.this, ctx)
+        add_target(target)
+        if target is not statement.this:
+            skip_nodes.add(id(statement.this))
+        if opts.update_target_as_source and result.targets:
+            result.sources.append(result.targets[0])
+    elif isinstance(statement, exp.Delete):
+        if not opts.destructive_statements_as_targets:
+            return result
+        tables = statement.args.get("tables") or []
+        if tables:
+            for t in tables:
+                skip_nodes.add(id(t))
+                add_target(_resolve_alias_target(statement, t, ctx))
+        else:
+            add_target(statement.this)
+    elif isinstance(statement, exp.Copy):
+        if statement.args.get("kind"):  # COPY INTO table FROM files
+            add_target(statement.this)
+            for f in statement.args.get("files") or []:
+                name = _file_name(f, ctx)
+                if name:
+                    result.sources.append(name)
+                    skip_nodes.add(id(f))
+        else:  # COPY table TO location
+            name = ctx.table_name(statement.this)
+            if name:
+                result.sources.append(name)
+            target_nodes.append(statement.this)
+            for f in statement.args.get("files") or []:
+                fname = _file_name(f, ctx)
+                if fname:
+                    result.targets.append(fname)
+                    skip_nodes.add(id(f))
+    elif isinstance(statement, exp.Alter):
+        actions = statement.args.get("actions") or []
+        old = ctx.table_name(statement.this)
+        if kind == StatementType.RENAME:
+            new_node = next(a for a in actions if isinstance(a, exp.AlterRename)).this
+            new = ctx.table_name(new_node)
+            if new and old and "." not in new.split(".")[-1] and not (
+                new_node.args.get("db") or new_node.args.get("catalog")
+            ):
+                # an unqualified new name stays in the old name's schema
+                prefix = old.rsplit(".", 1)[0] if "." in old else ""
+                new = f"{prefix}.{new_node.name.lower()}" if prefix else new
+            if opts.rename_as_lineage and old and new:
+                result.sources.append(old)
+                result.targets.append(new)
+            if old and new:
+                result.renamed.append((old, new))
+            return result
+        if kind == StatementType.SWAP:
+            other = ctx.table_name(next(a for a in actions if isinstance(a, exp.SwapTable)).this)
+            both = [n for n in (old, other) if n]
+            result.sources.extend(both)
+            result.targets.extend(both)
+            return result
+        if opts.ddl_as_target and old and (statement.args.get("kind") or "").upper() in (
+            "TABLE", "VIEW", ""
+        ):
+            result.targets.append(old)
+        return result
+    elif isinstance(statement, exp.Drop):
+        if (statement.args.get("kind") or "").upper() not in ("TABLE", "VIEW", "MATERIALIZED VIEW"):
+            return result
+        names = [ctx.table_name(t) for t in statement.find_all(exp.Table)]
+        result.dropped = [n for n in names if n]
+        if opts.destructive_statements_as_targets:
+            result.targets = list(dict.fromkeys(result.dropped))
+        return result
+    elif isinstance(statement, exp.TruncateTable):
+        if opts.destructive_statements_as_targets:
+            for t in statement.expressions:
+                add_target(t)
+        return result
+    elif isinstance(statement, exp.Cache):
+        add_target(statement.this, temporary=True)
+        query = statement.expression
+        result.query = query if isinstance(query, exp.Query) else None
+    elif isinstance(statement, exp.Use):
+        result.use_database = ctx.table_name(statement.this) if statement.this else None
+        return result
+    elif isinstance(statement, exp.Command):
+        _command_tables(statement, kind, ctx, opts, result)
+        return result
+    elif kind in (StatementType.SESSION, StatementType.UNKNOWN):
+        return result
+
+    if opts.destructive_statements_as_targets or kind != StatementType.DELETE:
+        pass
+    target_ids = {id(n) for n in target_nodes}
+    used = None if opts.include_unused_cte_sources else _used_ctes(statement)
+    for table in statement.find_all(exp.Table):
+        if id(table) in target_ids or id(table) in skip_nodes:
+            continue
+        if cte_reference(table) is not None:
+            continue
+        if used is not None:
+            holder = table.find_ancestor(exp.CTE)
+            if holder is not None and not _cte_chain_used(holder, used):
+                continue
+        if _is_alias_reference(table, statement):
+            continue
+        name = ctx.table_name(table)
+        if not name:
+            continue
+        if name in result.targets and not _read_elsewhere(table, statement):
+            continue
+        if name not in result.sources:
+            result.sources.append(name)
+    return result
+
+
+def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
+    node: exp.Expression | None = cte
+    while node is not None:
+        if isinstance(node, exp.CTE) and id(node) not in used:
+            return False
+        node = node.parent
+    return True
+
+
+def _read_elsewhere(table: exp.Table, statement: exp.Expression) -> bool:
+    """A target table also read in the statement (INSERT INTO t SELECT … FROM t)."""
+    return True
+
+
+def _is_alias_reference(table: exp.Table, statement: exp.Expression) -> bool:
+    """``UPDATE alias …`` / ``DELETE alias FROM t alias``: the table node names an alias."""
+    if table.args.get("db") or table.args.get("alias"):
+        return False
+    parent = table.parent
+    if not (
+        isinstance(parent, exp.Update | exp.Delete) and table is parent.this
+    ) and not (isinstance(parent, exp.Delete) and table in (parent.args.get("tables") or [])):
+        return False
+    name = table.name.lower()
+    return any(
+        t is not table and t.alias and t.alias.lower() == name
+        for t in statement.find_all(exp.Table)
+    )
+
+
+def _resolve_alias_target(
+    statement: exp.Expression, node: exp.Expression | None, ctx: NameContext
+) -> exp.Expression | None:
+    """``UPDATE d SET … FROM t d``: the target is the table aliased ``d``."""
+    if not isinstance(node, exp.Table) or node.args.get("db") or node.args.get("alias"):
+        return node
+    name = node.name.lower()
+    for t in statement.find_all(exp.Table):
+        if t is not node and t.alias and t.alias.lower() == name:
+            return t
+    return node
+
+
+def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.this
+    if isinstance(node, exp.Table):
+        if isinstance(node.this, exp.Var):
+            return node.this.name
+        return ctx.table_name(node)
+    return None
+
+
+def _command_tables(
+    statement: exp.Command,
+    kind: StatementType,
+    ctx: NameContext,
+    opts: ParserOptions,
+    result: StatementTables,
+) -> None:
+    text = _command_text(statement)
+
+    def name_of(raw: str) -> str:
+        parts = [p.strip('`"[]').lower() for p in raw.strip().split(".")]
+        return qualify_parts(
+            parts, default_catalog=ctx.default_catalog, default_schema=ctx.default_schema
+        )
+
+    if kind == StatementType.RENAME:
+        match = _RENAME_RE.match(text)
+        for pair in (match.group(1) if match else "").split(","):
+            bits = re.split(r"\s+to\s+", pair.strip(), flags=re.IGNORECASE)
+            if len(bits) == 2:
+                old, new = name_of(bits[0]), name_of(bits[1])
+                result.renamed.append((old, new))
+                if opts.rename_as_lineage:
+                    result.sources.append(old)
+                    result.targets.append(new)
+    elif kind == StatementType.SWAP:
+        match = _EXCHANGE_RE.match(text)
+        if match:
+            result.targets.append(name_of(match.group(1)))
+            result.sources.append(name_of(match.group(2)))

@@ -1,0 +1,69 @@
+"""Per-statement time limits.
+
+On the main thread (where Spark runs pandas UDFs in the Python worker, and where the evaluation
+command runs) the limit is enforced with ``signal.setitimer(ITIMER_REAL)`` and ``SIGALRM``: the
+handler raises :class:`ParseTimeoutError` inside the parser, wherever it is. Signals can only be
+handled on the main thread, so elsewhere (a thread pool, some notebook kernels) the limit is NOT
+enforced: the parse simply runs to completion. This is the documented no-timeout fallback; the
+``max_sql_chars`` limit still bounds the work.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+
+class ParseTimeoutError(Exception):
+    """A parser tier ran longer than ``ParserOptions.timeout_seconds``."""
+
+
+def can_enforce_timeout() -> bool:
+    """Whether :func:`time_limit` can interrupt work on the current thread.
+
+    Examples:
+        >>> isinstance(can_enforce_timeout(), bool)
+        True
+    """
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`ParseTimeoutError` in the block if it runs longer than ``seconds``.
+
+    A nested or non-positive limit, or a call off the main thread, runs without a limit. The
+    previous SIGALRM handler and timer are restored on exit.
+
+    Args:
+        seconds: the limit; None or <= 0 for none.
+
+    Examples:
+        >>> with time_limit(5):
+        ...     1 + 1
+        2
+    """
+    if not seconds or seconds <= 0 or not can_enforce_timeout():
+        yield
+        return
+    previous_timer = signal.getitimer(signal.ITIMER_REAL)
+    if previous_timer[0] > 0:  # an outer limit is running: keep it
+        yield
+        return
+
+    def _expire(signum: int, frame: FrameType | None) -> None:
+        raise ParseTimeoutError(f"parse exceeded {seconds:g} s")
+
+    previous_handler = signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
