@@ -94,17 +94,32 @@ class _Source:
             return tuple(n for n, _ in self.outputs)
         return None
 
+    def has(self, name: str) -> bool | None:
+        """Whether the relation has column ``name`` (None: unknown)."""
+        cols = self.columns()
+        if cols is None:
+            return None
+        low = name.lower()
+        return any(c.lower() == low for c in cols)
+
     def lookup(self, name: str) -> frozenset[Dep] | None:
         if self.table is not None:
+            if self.known is not None and name not in self.known:
+                low = name.lower()
+                for col in self.known:
+                    if col.lower() == low:
+                        name = col
+                        break
             return frozenset({(self.table, name, Sub.IDENTITY)})
         if self.udtf is not None:
             return self.udtf
+        low = name.lower()
         for out_name, deps in self.outputs or ():
-            if out_name == name:
+            if out_name == name or out_name.lower() == low:
                 return deps
         for src in self.star:
             found = src.lookup(name)
-            if found is not None and (src.columns() is None or name in (src.columns() or ())):
+            if found is not None and src.has(name) is not False:
                 return found
         return None
 
@@ -131,6 +146,10 @@ class _Resolver:
             return self.col_name(projection.this) or f"_col_{index}"
         if isinstance(projection, exp.Dot):
             return self.col_name(projection.expression) or f"_col_{index}"
+        if isinstance(projection, exp.Cast | exp.TryCast) and isinstance(
+            projection.this, exp.Column
+        ):
+            return self.col_name(projection.this.this) or f"_col_{index}"
         return f"_col_{index}"
 
     # ---------------------------------------------------------------- queries
@@ -200,6 +219,20 @@ class _Resolver:
                 return None
             src = _Source(table=name, known=self.catalog.columns(name))
             return alias or node.name.lower(), src
+        if isinstance(node, exp.Subquery) and not isinstance(node.this, exp.Query):
+            inner = node.this
+            while isinstance(inner, exp.Subquery | exp.Paren) and not isinstance(
+                inner.this, exp.Query
+            ):
+                inner = inner.this
+            for rel in [inner, *(j.this for j in inner.args.get("joins") or [])]:
+                found = self._relation(rel, outer, current)
+                if found is not None and found[0] not in current:
+                    current[found[0]] = found[1]
+            for j in inner.args.get("joins") or []:
+                if j.args.get("on") is not None:
+                    self._indirect(j.args["on"], [current, *outer], Sub.JOIN)
+            return None
         if isinstance(node, exp.Subquery):
             src = _rename(self.query(node.this, outer), node.args.get("alias"), self)
             return alias, src
@@ -450,18 +483,24 @@ class _Resolver:
             return None
         if len(rels) == 1:
             src = rels[0]
-            cols = src.columns()
             if src.udtf is not None:
                 return src.udtf
-            if cols is not None and name not in cols:
+            if src.has(name) is False:
                 return None
             return src.lookup(name)
-        having = [s for s in rels if (s.columns() is not None and name in (s.columns() or ()))]
-        if len(having) == 1 or (having and using and name in using):
+        if using and name in using:
+            # USING / NATURAL join column: the value comes from every side that has it
+            merged: set[Dep] = set()
+            for s in rels:
+                if s.udtf is None and s.has(name) is not False:
+                    merged.update(s.lookup(name) or ())
+            return frozenset(merged)
+        having = [s for s in rels if s.has(name)]
+        if len(having) == 1:
             return having[0].lookup(name)
         if having:
             return None  # ambiguous
-        unknown = [s for s in rels if s.columns() is None and s.udtf is None]
+        unknown = [s for s in rels if s.has(name) is None and s.udtf is None]
         if len(unknown) == 1:
             return unknown[0].lookup(name)
         return None
@@ -565,7 +604,10 @@ def extract_column_edges(
         outputs = src.outputs or []
         if target is None:
             return ColumnLineage(result_columns=_result_columns(outputs, resolver.indirect))
-        pairs = _map_to_target(outputs, tables.target_columns, resolver.catalog.columns(target))
+        known = resolver.catalog.columns(target) if statement.find_ancestor(
+            exp.Insert
+        ) is not None or isinstance(statement, exp.Insert) else None
+        pairs = _map_to_target(outputs, tables.target_columns, known)
     else:
         return ColumnLineage()
     if target is None:

@@ -26,7 +26,8 @@ class ParserOptions:
         rename_as_lineage: ALTER TABLE a RENAME TO b / RENAME TABLE gives source a, target b.
         update_target_as_source: UPDATE / MERGE also list their target as a source (DataHub).
         include_unused_cte_sources: tables read only by CTEs that nothing uses count as
-            sources (sqllineage, DataHub). False (OpenLineage) keeps only real data flow.
+            sources (sqllineage, DataHub): the statement still breaks if they change, which is
+            what impact analysis asks. False (OpenLineage) keeps only tables data flows from.
         collapse_persistent_intermediates: in scripts, also collapse persistent tables that
             are written and then read later by the same script (sqllineage). By default only
             temporary objects and tables created and dropped within the script are collapsed.
@@ -45,5 +46,5 @@ class ParserOptions:
     ddl_as_target: bool = True
     rename_as_lineage: bool = True
     update_target_as_source: bool = False
-    include_unused_cte_sources: bool = False
+    include_unused_cte_sources: bool = True
     collapse_persistent_intermediates: bool = False

@@ -287,6 +287,7 @@ class LineageParser:
                     list(s.columns.edges),
                     list(getattr(s.tables, "temporary", []) or []),
                     list(getattr(s.tables, "dropped", []) or []),
+                    [old for old, _ in getattr(s.tables, "renamed", []) or []],
                 )
                 for s in steps
             ],
@@ -367,9 +368,19 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
         return NameContext(ctx.dialect, parts[-1], None)
     if len(parts) >= 2:
         return NameContext(ctx.dialect, parts[-2], parts[-1])
-    if kind == "SCHEMA" or ctx.default_schema is not None:
+    if kind == "SCHEMA" or ctx.dialect in _USE_SETS_SCHEMA:
         return NameContext(ctx.dialect, ctx.default_catalog, parts[0])
+    if ctx.default_schema is not None:  # USE db: a new database, same schema name
+        return NameContext(ctx.dialect, parts[0], ctx.default_schema)
     return NameContext(ctx.dialect, None, parts[0])
+
+
+_USE_SETS_SCHEMA = frozenset(
+    {"spark", "spark2", "databricks", "hive", "mysql", "clickhouse", "doris", "starrocks",
+     "trino", "presto", "athena", "duckdb"}
+)
+"""Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
+Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""
 
 
 def _mask(statement: exp.Expression, dialect: str | None) -> str | None:

@@ -31,6 +31,8 @@ class ScriptStep:
     column_edges: list[ColumnEdge]
     temporary: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    renamed_from: list[str] = field(default_factory=list)
+    """Tables this statement renamed away (ALTER … RENAME / RENAME TABLE)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,9 @@ def find_intermediates(steps: list[ScriptStep], *, collapse_persistent: bool = F
         for name in step.dropped:
             if name in created:
                 out.add(name)
+        for name in step.renamed_from:
+            if name in written:
+                out.add(name)  # written, then moved under another name: a staging table
         if collapse_persistent:
             for name in step.sources:
                 if name in written and name not in steps[i].targets:

@@ -16,6 +16,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+_COMPOUND_RE = re.compile(r"([\w.\[\]@\"]+)\s*([-+*/%&|^])=(?!=)")
+"""T-SQL compound assignment ``SET x += 1``, which sqlglot does not read: becomes ``x = x + 1``."""
 _GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _DOLLAR_BODY_RE = re.compile(r"\$(\w*)\$(.*?)\$\1\$", re.DOTALL)
 
@@ -147,7 +149,7 @@ def _hides_statements(expression: exp.Expression) -> bool:
     if not isinstance(expression, exp.Command):
         return False
     body = expression.expression
-    text = body.this if isinstance(body, exp.Literal) else ""
+    text = body if isinstance(body, str) else body.this if isinstance(body, exp.Literal) else ""
     keyword = str(expression.this or "").upper()
     if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
                    "REVOKE", "ANALYZE"):
@@ -188,6 +190,10 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
                     chunks.extend(_parse_piece(inner, dialect, depth + 1))
             return chunks or [Chunk(text, control=True)]
     parsed = _try_parse(text, dialect)
+    if parsed is None and _COMPOUND_RE.search(text):
+        repaired = _COMPOUND_RE.sub(r"\1 = \1 \2 ", text)
+        parsed = _try_parse(repaired, dialect)
+        text = repaired if parsed is not None else text
     if parsed is not None and not any(_hides_statements(e) for e in parsed):
         if len(parsed) == 1:
             return [Chunk(text, parsed[0])]

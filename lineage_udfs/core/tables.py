@@ -63,6 +63,10 @@ class NameContext:
         if not isinstance(table, exp.Table):
             return None
         this = table.this
+        if isinstance(this, exp.Anonymous) and this.name.upper() == "IDENTIFIER" and len(
+            this.expressions
+        ) == 1:
+            this = exp.DynamicIdentifier(this=this.expressions[0])
         if isinstance(this, exp.DynamicIdentifier):
             inner = this.this
             if isinstance(inner, exp.Literal) and inner.is_string:
@@ -85,6 +89,8 @@ class NameContext:
             return None
         parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
         name = self.ident(this)
+        if self.dialect == "bigquery" and "$" in name:
+            name = name.split("$", 1)[0]  # partition decorator: my_table$20240101
         if not name:
             return None
         if name.startswith("#") or name.startswith("@"):
@@ -114,6 +120,15 @@ class StatementTables:
     renamed: list[tuple[str, str]] = field(default_factory=list)
 
 
+def _select_into(query: exp.Expression) -> exp.Into | None:
+    """The INTO clause of a SELECT … INTO, also on the first branch of a set operation."""
+    node = query
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    into = node.args.get("into") if isinstance(node, exp.Select) else None
+    return into if isinstance(into, exp.Into) else None
+
+
 def classify_statement(statement: exp.Expression) -> StatementType:
     """The statement type of a parsed statement (see :class:`StatementType`).
 
@@ -125,7 +140,7 @@ def classify_statement(statement: exp.Expression) -> StatementType:
         <StatementType.SESSION: 'SESSION'>
     """
     if isinstance(statement, exp.Query):
-        if isinstance(statement, exp.Select) and statement.args.get("into"):
+        if _select_into(statement) is not None:
             return StatementType.SELECT_INTO
         return StatementType.SELECT
     if isinstance(statement, exp.Insert):
@@ -176,6 +191,8 @@ _EXCHANGE_RE = re.compile(
 
 def _command_text(statement: exp.Command) -> str:
     expression = statement.expression
+    if isinstance(expression, str):
+        return expression
     return expression.this if isinstance(expression, exp.Literal) else ""
 
 
@@ -323,7 +340,7 @@ def extract_tables(
         return name
 
     if isinstance(statement, exp.Query):
-        into = statement.args.get("into") if isinstance(statement, exp.Select) else None
+        into = _select_into(statement)
         result.query = statement
         if into is not None:
             add_target(into.this, temporary=bool(into.args.get("temporary")))
@@ -345,15 +362,14 @@ def extract_tables(
             node, cols = _unwrap_schema(statement.this)
             props = statement.args.get("properties")
             temporary = bool(props and props.find(exp.TemporaryProperty))
+            to_table = props.find(exp.ToTableProperty) if props is not None else None
+            if to_table is not None and isinstance(to_table.this, exp.Table):
+                add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
             add_target(node, temporary=temporary)
             if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
                 statement.expression is not None
             ):
                 result.target_columns = cols
-            if props is not None:
-                to_table = props.find(exp.ToTableProperty)
-                if to_table is not None and isinstance(to_table.this, exp.Table):
-                    add_target(to_table.this)
             query = statement.expression
             result.query = query if isinstance(query, exp.Query) else None
             like = _like_or_clone(statement)
@@ -380,7 +396,14 @@ def extract_tables(
         if tables:
             for t in tables:
                 skip_nodes.add(id(t))
-                add_target(_resolve_alias_target(statement, t, ctx))
+                resolved = _resolve_alias_target(statement, t, ctx)
+                add_target(resolved)
+                if resolved is not None:
+                    skip_nodes.add(id(resolved))
+            deleted = set(result.targets)
+            for t in _relation_tables(statement):
+                if ctx.table_name(t) in deleted:
+                    skip_nodes.add(id(t))
         else:
             add_target(statement.this)
     elif isinstance(statement, exp.Copy):
@@ -478,7 +501,47 @@ def extract_tables(
             continue
         if name not in result.sources:
             result.sources.append(name)
+    for name in _dictionary_sources(statement, ctx):
+        if name not in result.sources:
+            result.sources.append(name)
     return result
+
+
+_DICT_FUNCTIONS = ("DICTGET", "DICTHAS", "DICTGETHIERARCHY", "DICTISIN", "DICTGETCHILDREN",
+                   "DICTGETDESCENDANTS", "DICTGETALL")
+
+
+def _dictionary_sources(statement: exp.Expression, ctx: NameContext) -> list[str]:
+    """ClickHouse ``dictGet*(dict, …)``: the dictionary is read like a table."""
+    if ctx.dialect != "clickhouse":
+        return []
+    out = []
+    for func in statement.find_all(exp.Anonymous):
+        fname = func.name.upper()
+        if not fname.startswith(_DICT_FUNCTIONS) or not func.expressions:
+            continue
+        arg = func.expressions[0]
+        if isinstance(arg, exp.Literal) and arg.is_string:
+            parts = [p.lower() for p in arg.this.split(".")]
+        elif isinstance(arg, exp.Column):
+            parts = [ctx.ident(p) for p in arg.parts]
+        else:
+            continue
+        out.append(".".join(p for p in parts if p))
+    return out
+
+
+def _relation_tables(statement: exp.Expression) -> list[exp.Table]:
+    """Tables in the statement's own FROM/JOIN position (not inside subqueries)."""
+    out: list[exp.Table] = []
+    this = statement.this
+    if isinstance(this, exp.Table):
+        out.append(this)
+        out.extend(j.this for j in this.args.get("joins") or [] if isinstance(j.this, exp.Table))
+    for j in statement.args.get("joins") or []:
+        if isinstance(j.this, exp.Table):
+            out.append(j.this)
+    return out
 
 
 def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
