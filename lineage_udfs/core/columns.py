@@ -219,12 +219,8 @@ class _Resolver:
                 return None
             src = _Source(table=name, known=self.catalog.columns(name))
             return alias or node.name.lower(), src
-        if isinstance(node, exp.Subquery) and not isinstance(node.this, exp.Query):
-            inner = node.this
-            while isinstance(inner, exp.Subquery | exp.Paren) and not isinstance(
-                inner.this, exp.Query
-            ):
-                inner = inner.this
+        if isinstance(node, exp.Subquery) and isinstance(_innermost(node), exp.Table):
+            inner = _innermost(node)
             for rel in [inner, *(j.this for j in inner.args.get("joins") or [])]:
                 found = self._relation(rel, outer, current)
                 if found is not None and found[0] not in current:
@@ -506,6 +502,13 @@ class _Resolver:
         return None
 
 
+def _innermost(node: exp.Expression) -> exp.Expression:
+    """Strip parentheses: ``((t JOIN u ON …))`` is a Subquery of a Subquery of a Table."""
+    while isinstance(node, exp.Subquery | exp.Paren) and isinstance(node.this, exp.Expression):
+        node = node.this
+    return node
+
+
 def _qualified_source(level: dict[str, _Source], qualifier: list[str]) -> _Source | None:
     key = qualifier[-1]
     src = level.get(key)
@@ -699,10 +702,20 @@ def _update_pairs(statement: exp.Update, resolver: _Resolver) -> list[tuple[str,
     where = statement.args.get("where")
     if where is not None:
         resolver._indirect(where, env, Sub.FILTER)
-    for join in statement.args.get("joins") or []:
+    for join in _dml_joins(statement):
         if join.args.get("on") is not None:
             resolver._indirect(join.args["on"], env, Sub.JOIN)
     return pairs
+
+
+def _dml_joins(statement: exp.Expression) -> list[exp.Join]:
+    joins = list(statement.args.get("joins") or [])
+    from_ = statement.args.get("from_")
+    if isinstance(from_, exp.From):
+        joins.extend(from_.this.args.get("joins") or [])
+    if isinstance(statement.this, exp.Expression):
+        joins.extend(statement.this.args.get("joins") or [])
+    return joins
 
 
 def _merge_pairs(statement: exp.Merge, resolver: _Resolver) -> list[tuple[str, frozenset[Dep]]]:

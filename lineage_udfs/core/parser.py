@@ -263,8 +263,8 @@ class LineageParser:
         ) else ""
         if len(steps) == 1:
             step = steps[0]
-            sources = tuple(step.tables.sources) if step.tables else ()
-            targets = tuple(step.tables.targets) if step.tables else ()
+            sources = tuple(sorted(step.tables.sources)) if step.tables else ()
+            targets = tuple(sorted(step.tables.targets)) if step.tables else ()
             return ParseResult(
                 statement_type=step.statement_type,
                 parser=parser,
@@ -308,8 +308,8 @@ class LineageParser:
             parser=parser,
             status=status,
             masked_sql=masked,
-            sources=script.sources,
-            targets=script.targets,
+            sources=tuple(sorted(script.sources)),
+            targets=tuple(sorted(script.targets)),
             intermediates=script.intermediates,
             table_edges=script.table_edges,
             column_edges=script.column_edges,
@@ -408,7 +408,8 @@ def _syntax_failure(error: Exception | None) -> ParseFailure:
         description = str(first.get("description") or description)
     elif error is not None and type(error).__name__ == "TokenError":
         description = "could not tokenize statement"
-    description = _QUOTED_RE.sub("?", description.split("\n")[0])
+    description = re.sub(r"<Token[^>]*>", "token", description.split("\n")[0])
+    description = _QUOTED_RE.sub("?", description)
     description = re.sub(r"\d+", "?", description)[:160]
     where = f" at line {line}, col {col}" if line is not None else ""
     return ParseFailure(ErrorKind.SYNTAX, f"{description}{where}", line, col)

@@ -320,7 +320,7 @@ def extract_tables(
         >>> import sqlglot
         >>> sql = "WITH c AS (SELECT * FROM a) INSERT INTO t SELECT * FROM c JOIN b USING (id)"
         >>> r = extract_tables(sqlglot.parse_one(sql), NameContext())
-        >>> r.statement_type, r.sources, r.targets
+        >>> r.statement_type, sorted(r.sources), r.targets
         (<StatementType.INSERT: 'INSERT'>, ['a', 'b'], ['t'])
     """
     opts = options or ParserOptions()

@@ -1,0 +1,49 @@
+"""Time limits: a tiny limit yields TIMEOUT without hanging, and the timer is always cleared."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+import pytest
+
+from lineage_udfs.core.enums import ErrorKind, ParseStatus
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.timeout import ParseTimeoutError, can_enforce_timeout, time_limit
+
+HEAVY = "INSERT INTO t " + " UNION ALL ".join(
+    f"SELECT a{i}, b{i}, upper(c{i}) AS c FROM s{i} WHERE x{i} > 0" for i in range(1500)
+)
+
+
+def test_time_limit_raises_in_block() -> None:
+    with pytest.raises(ParseTimeoutError), time_limit(0.05):
+        time.sleep(1)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_parse_with_tiny_timeout_returns_timeout_status() -> None:
+    parser = LineageParser(ParserOptions(timeout_seconds=0.01))
+    started = time.perf_counter()
+    result = parser.parse(HEAVY, dialect="spark")
+    assert time.perf_counter() - started < 10
+    assert result.status in (ParseStatus.TIMEOUT, ParseStatus.PARTIAL)
+    assert result.failure is not None and result.failure.kind == ErrorKind.TIMEOUT
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_parse_off_main_thread_runs_without_limit() -> None:
+    results = []
+
+    def work() -> None:
+        assert not can_enforce_timeout()
+        results.append(LineageParser(ParserOptions(timeout_seconds=0.001)).parse(
+            "INSERT INTO t SELECT a FROM s", dialect="spark"
+        ))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(30)
+    assert results and results[0].status == ParseStatus.OK
