@@ -26,8 +26,9 @@ class ParserOptions:
         rename_as_lineage: ALTER TABLE a RENAME TO b / RENAME TABLE gives source a, target b.
         update_target_as_source: UPDATE / MERGE also list their target as a source (DataHub).
         include_unused_cte_sources: tables read only by CTEs that nothing uses count as
-            sources (sqllineage, DataHub): the statement still breaks if they change, which is
-            what impact analysis asks. False (OpenLineage) keeps only tables data flows from.
+            sources (sqllineage, DataHub). Default False (OpenLineage): lineage is data flow,
+            and no row of an unused CTE reaches the output. Set True to also catch the
+            statements that would break (not change) when such a table is dropped.
         collapse_persistent_intermediates: in scripts, also collapse persistent tables that
             are written and then read later by the same script (sqllineage). By default only
             temporary objects and tables created and dropped within the script are collapsed.
@@ -46,5 +47,5 @@ class ParserOptions:
     ddl_as_target: bool = True
     rename_as_lineage: bool = True
     update_target_as_source: bool = False
-    include_unused_cte_sources: bool = True
+    include_unused_cte_sources: bool = False
     collapse_persistent_intermediates: bool = False

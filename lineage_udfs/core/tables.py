@@ -71,7 +71,9 @@ class NameContext:
             inner = this.this
             if isinstance(inner, exp.Literal) and inner.is_string:
                 parts = [p.strip('"`').lower() for p in inner.this.split(".")]
-            elif isinstance(inner, exp.Column) and not inner.find(exp.Parameter):
+            elif isinstance(inner, exp.Column) and not inner.find(exp.Parameter) and not (
+                inner.name[:1] in ("$", "@", ":", "?")
+            ):
                 parts = [self.ident(p) for p in inner.parts]
             else:
                 return None
@@ -471,7 +473,12 @@ def extract_tables(
         query = statement.expression
         result.query = query if isinstance(query, exp.Query) else None
     elif isinstance(statement, exp.Use):
-        result.use_database = ctx.table_name(statement.this) if statement.this else None
+        this = statement.this
+        if isinstance(this, exp.Table):
+            parts = [ctx.ident(this.args.get(k)) for k in ("catalog", "db")] + [ctx.ident(this.this)]
+            result.use_database = ".".join(p for p in parts if p) or None
+        elif this is not None:
+            result.use_database = ctx.ident(this) or None
         return result
     elif isinstance(statement, exp.Command):
         _command_tables(statement, kind, ctx, opts, result)
