@@ -243,7 +243,7 @@ class _Resolver:
                 alias = self.col_name(table_alias.this) if table_alias.this else ""
             key = alias or (names[0] if names else f"_udtf{len(current)}")
             for n in names:
-                current.setdefault(f"\x00col:{n}", src)
+                current.setdefault(f"\x01col:{n}", src)
             return key, src
         return None
 
@@ -444,9 +444,6 @@ class _Resolver:
             # a struct field: the first part names a column (BigQuery a.b.c, Spark s.f)
             root = parts[0]
             for level in env:
-                for key in level:
-                    if key.startswith("\x00") or "\x00" in key:
-                        continue
                 if len(qualifier_parts) >= 2:
                     src = _qualified_source(level, [qualifier_parts[0]])
                     if src is not None:
@@ -471,10 +468,10 @@ class _Resolver:
     def _unqualified(
         self, name: str, level: dict[str, _Source], using: set[str] | None
     ) -> frozenset[Dep] | None:
-        udtf_col = level.get(f"\x00col:{name}")
+        udtf_col = level.get(f"\x01col:{name}")
         if udtf_col is not None:
             return udtf_col.udtf
-        rels = [s for k, s in level.items() if not k.startswith("\x00")]
+        rels = [s for k, s in level.items() if not k.startswith("\x01")]
         if not rels:
             return None
         if len(rels) == 1:

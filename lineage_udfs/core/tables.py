@@ -91,6 +91,11 @@ class NameContext:
             return None
         parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
         name = self.ident(this)
+        alias = table.args.get("alias")
+        if name == "table" and not this.args.get("quoted") and not any(parts) and (
+            isinstance(alias, exp.TableAlias) and alias.this is not None
+        ):
+            name = self.ident(alias.this)  # DELETE FROM TABLE t: the keyword, then the name
         if self.dialect == "bigquery" and "$" in name:
             name = name.split("$", 1)[0]  # partition decorator: my_table$20240101
         if not name:
@@ -511,7 +516,40 @@ def extract_tables(
     for name in _dictionary_sources(statement, ctx):
         if name not in result.sources:
             result.sources.append(name)
+    for source, target in _partition_functions(statement, ctx):
+        if source not in result.sources:
+            result.sources.append(source)
+        if target not in result.targets:
+            result.targets.append(target)
     return result
+
+
+_PARTITION_FUNCTIONS = frozenset(
+    {"SWAP_PARTITIONS_BETWEEN_TABLES", "COPY_PARTITIONS_TO_TABLE", "MOVE_PARTITIONS_TO_TABLE"}
+)
+
+
+def _partition_functions(statement: exp.Expression, ctx: NameContext) -> list[tuple[str, str]]:
+    """Vertica ``SELECT swap_partitions_between_tables('src', min, max, 'dst')`` and friends:
+    partitions move from the first table to the last."""
+    if not isinstance(statement, exp.Select):
+        return []
+    out = []
+    for func in statement.find_all(exp.Anonymous):
+        args = func.expressions
+        if func.name.upper() not in _PARTITION_FUNCTIONS or len(args) < 4:
+            continue
+        names = []
+        for arg in (args[0], args[3]):
+            if isinstance(arg, exp.Literal) and arg.is_string:
+                names.append(qualify_parts(
+                    [p.strip('"').lower() for p in arg.this.split(".")],
+                    default_catalog=ctx.default_catalog,
+                    default_schema=ctx.default_schema,
+                ))
+        if len(names) == 2:
+            out.append((names[0], names[1]))
+    return out
 
 
 _DICT_FUNCTIONS = ("DICTGET", "DICTHAS", "DICTGETHIERARCHY", "DICTISIN", "DICTGETCHILDREN",
