@@ -71,8 +71,10 @@ class NameContext:
             inner = this.this
             if isinstance(inner, exp.Literal) and inner.is_string:
                 parts = [p.strip('"`').lower() for p in inner.this.split(".")]
-            elif isinstance(inner, exp.Column) and not inner.find(exp.Parameter) and not (
-                inner.name[:1] in ("$", "@", ":", "?")
+            elif (
+                isinstance(inner, exp.Column)
+                and not inner.find(exp.Parameter)
+                and inner.name[:1] not in ("$", "@", ":", "?")
             ):
                 parts = [self.ident(p) for p in inner.parts]
             else:
@@ -480,7 +482,7 @@ def extract_tables(
     elif isinstance(statement, exp.Use):
         this = statement.this
         if isinstance(this, exp.Table):
-            parts = [ctx.ident(this.args.get(k)) for k in ("catalog", "db")] + [ctx.ident(this.this)]
+            parts = [ctx.ident(this.args.get(k)) for k in ("catalog", "db", "this")]
             result.use_database = ".".join(p for p in parts if p) or None
         elif this is not None:
             result.use_database = ctx.ident(this) or None
