@@ -213,6 +213,15 @@ class _Resolver:
             if cte is not None:
                 return alias or node.name.lower(), self.cte_source(cte, [])
             name = self.ctx.table_name(node)
+            wrapped = node.this
+            if name is None and isinstance(wrapped, exp.Expression) and isinstance(
+                wrapped.this, exp.Table
+            ) and type(wrapped).__name__ == "SemanticView":
+                # Snowflake SEMANTIC_VIEW(v METRICS m DIMENSIONS d): columns come from v
+                inner = self.ctx.table_name(wrapped.this)
+                if inner is not None:
+                    src = _Source(table=inner, known=self.catalog.columns(inner))
+                    return alias or wrapped.this.name.lower(), src
             if name is None:
                 if isinstance(node.this, exp.Func):  # table function: TABLE(f(x)), read_csv(...)
                     return alias or "_udtf", _Source(udtf=frozenset())
@@ -323,8 +332,8 @@ class _Resolver:
                         outputs.append((name, deps))
                 continue
             for col in cols:
-                if col in except_:
-                    continue
+                if col in except_ or any(col == n for n, _ in outputs):
+                    continue  # a name already in the result: the first relation's wins
                 if col in replace:
                     deps = frozenset(self.expr_deps(replace[col], [sources], Sub.IDENTITY))
                 else:
