@@ -386,12 +386,18 @@ Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."
 def _mask(statement: exp.Expression, dialect: str | None) -> str | None:
     """The statement regenerated with every literal replaced by ``?`` (None on failure)."""
     try:
-        masked = statement.copy().transform(
-            lambda n: exp.Placeholder() if isinstance(n, _LITERAL_TYPES) else n
-        )
-        return masked.sql(dialect=dialect)
+        masked = statement.copy().transform(_mask_node)
+        return masked.sql(dialect=dialect, comments=False)
     except Exception:
         return None
+
+
+def _mask_node(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, _LITERAL_TYPES) or isinstance(node, exp.Boolean):
+        return exp.Placeholder()
+    if isinstance(node, exp.Command):  # unparsed text: keep only its keyword
+        return exp.Command(this=node.this, expression=exp.Placeholder())
+    return node
 
 
 _QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]")

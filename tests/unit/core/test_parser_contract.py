@@ -129,3 +129,12 @@ def test_masked_sql_replaces_every_literal() -> None:
         "SELECT a FROM t WHERE b = 'x' AND c > 3 AND d = DATE '2020-01-01'", dialect="spark"
     )
     assert result.masked_sql == "SELECT a FROM t WHERE b = ? AND c > ? AND d = CAST(? AS DATE)"
+
+
+def test_masked_sql_drops_comments_and_unparsed_text() -> None:
+    parser = LineageParser()
+    result = parser.parse("SELECT a FROM t -- token secret_pw_1\nWHERE b = TRUE", dialect="spark")
+    assert "secret_pw_1" not in result.masked_sql
+    assert result.masked_sql == "SELECT a FROM t WHERE b = ?"
+    command = parser.parse("ADD JAR '/tmp/secret_pw_1.jar'", dialect="spark")
+    assert "secret_pw_1" not in command.masked_sql
