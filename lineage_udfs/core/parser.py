@@ -368,6 +368,8 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
         return NameContext(ctx.dialect, parts[-1], None)
     if len(parts) >= 2:
         return NameContext(ctx.dialect, parts[-2], parts[-1])
+    if ctx.dialect in _USE_SETS_CATALOG:
+        return NameContext(ctx.dialect, parts[0], ctx.default_schema)
     if kind == "SCHEMA" or ctx.dialect in _USE_SETS_SCHEMA:
         return NameContext(ctx.dialect, ctx.default_catalog, parts[0])
     if ctx.default_schema is not None:  # USE db: a new database, same schema name
@@ -375,6 +377,7 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
     return NameContext(ctx.dialect, None, parts[0])
 
 
+_USE_SETS_CATALOG = frozenset({"tsql", "fabric", "snowflake"})
 _USE_SETS_SCHEMA = frozenset(
     {"spark", "spark2", "databricks", "hive", "mysql", "clickhouse", "doris", "starrocks",
      "trino", "presto", "athena", "duckdb"}

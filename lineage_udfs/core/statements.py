@@ -69,6 +69,38 @@ def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
         ...     "INSERT INTO t SELECT 1; END", "mysql") if c.expression]
         ['Insert']
     """
+    return _expand_bodies(_split(sql, dialect), dialect, 0)
+
+
+def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list[Chunk]:
+    """Replace a procedure/function whose body is a string ($$ … $$, '…') by its statements."""
+    out: list[Chunk] = []
+    for chunk in chunks:
+        body = _string_body(chunk.expression) if depth < 3 else None
+        if body is None:
+            out.append(chunk)
+            continue
+        inner = _expand_bodies(_split(body, dialect), dialect, depth + 1)
+        out.extend(inner or [Chunk(chunk.text, control=True)])
+    return out
+
+
+def _string_body(expression: exp.Expression | None) -> str | None:
+    if not isinstance(expression, exp.Create) or (
+        expression.args.get("kind") or ""
+    ).upper() not in ("PROCEDURE", "FUNCTION", "PROC"):
+        return None
+    body = expression.expression
+    if isinstance(body, exp.Block) and len(body.expressions) == 1:
+        body = body.expressions[0]
+    if isinstance(body, exp.Literal | exp.RawString) or type(body).__name__ == "Heredoc":
+        text = body.this if isinstance(body.this, str) else body.name
+        return text if re.search(r"\b(insert|update|delete|merge|create|select)\b", text,
+                                 re.IGNORECASE) else None
+    return None
+
+
+def _split(sql: str, dialect: str | None) -> list[Chunk]:
     text = _GO_RE.sub(";", sql)
     whole = _try_parse(text, dialect)
     if whole is not None and not any(_hides_statements(e) for e in whole):
@@ -119,6 +151,8 @@ def _flatten(expression: exp.Expression) -> list[exp.Expression]:
         "PROCEDURE", "FUNCTION", "PROC", "TRIGGER"
     ):
         body = expression.expression
+        if _string_body(expression) is not None:
+            return [expression]  # expanded later by _expand_bodies
         if isinstance(body, exp.Expression) and isinstance(body, _STATEMENT_TYPES) and not (
             isinstance(body, exp.Query) and (expression.args.get("kind") or "").upper()
             == "FUNCTION"
@@ -201,6 +235,15 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
     tokens = _tokens(text, dialect)
     if not tokens:
         return [Chunk(text, None, _parse_error(text, dialect))]
+    if (
+        depth < 5
+        and len(tokens) == 2
+        and tokens[0].token_type == TokenType.COMMAND
+        and tokens[1].token_type == TokenType.STRING
+    ):
+        # the tokenizer read "BEGIN <rest>" as a command and its text: parse the rest
+        rest = text[tokens[0].end + 1 :].strip()
+        return [Chunk(tokens[0].text, control=True), *_parse_piece(rest, dialect, depth + 1)]
     starts = _statement_starts(tokens)
     if not starts or (starts == [0] and parsed is None and depth > 0):
         if _is_control(tokens[0]):
