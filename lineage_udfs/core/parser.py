@@ -396,7 +396,7 @@ def _mask(statement: exp.Expression, dialect: str | None) -> str | None:
 
 
 def _mask_node(node: exp.Expression) -> exp.Expression:
-    if isinstance(node, _LITERAL_TYPES) or isinstance(node, exp.Boolean):
+    if isinstance(node, (*_LITERAL_TYPES, exp.Boolean)):
         return exp.Placeholder()
     if isinstance(node, exp.Command):  # unparsed text: keep only its keyword
         return exp.Command(this=node.this, expression=exp.Placeholder())
