@@ -2,7 +2,7 @@
 
 The registry serves every document under its own ``$id``; the stored core document (2-0-7, see
 the README there) is additionally served under the core URIs the facet schemas ``$ref``
-(2-0-2 and 1-0-2), explicitly listed in ``_CORE_ALIASES``. Everything resolves offline.
+(2-0-2, 2-0-3 and 1-0-2), explicitly listed in ``_CORE_ALIASES``. Everything resolves offline.
 """
 
 from __future__ import annotations
@@ -18,16 +18,19 @@ from referencing import Registry, Resource
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas" / "openlineage"
 _CORE_ALIASES = (
     "https://openlineage.io/spec/2-0-2/OpenLineage.json",
+    "https://openlineage.io/spec/2-0-3/OpenLineage.json",
     "https://openlineage.io/spec/1-0-2/OpenLineage.json",
 )
 # facet key in an event -> (schema file, $defs entry)
 RUN_FACETS = {
     "parent": ("ParentRunFacet", "ParentRunFacet"),
     "extractionError": ("ExtractionErrorRunFacet", "ExtractionErrorRunFacet"),
+    "tags": ("TagsRunFacet", "TagsRunFacet"),  # added by OpenLineageClient.emit itself
 }
 JOB_FACETS = {
     "sql": ("SQLJobFacet", "SQLJobFacet"),
     "jobType": ("JobTypeJobFacet", "JobTypeJobFacet"),
+    "tags": ("TagsJobFacet", "TagsJobFacet"),  # added by OpenLineageClient.emit itself
 }
 DATASET_FACETS = {
     "columnLineage": ("ColumnLineageDatasetFacet", "ColumnLineageDatasetFacet"),

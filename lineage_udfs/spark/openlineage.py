@@ -1,0 +1,269 @@
+"""Spark adapter: publish the Delta lineage tables as OpenLineage events, in parallel.
+
+``queries ⋈ parsed_statements ⋈ column_lineage (collected per fingerprint)`` is built with
+DataFrames; each partition then builds its events with the pure :mod:`lineage_udfs.emit.events`
+and sends them through one client per partition (``mapPartitions``). Only per-partition counts
+come back to the driver; events never do. Before sending, the driver replays the spool; if the
+spool still holds events afterwards (collector still down), new events are spooled behind them
+instead of being sent, so delivery order is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lineage_udfs.emit.client import make_client, make_transport
+from lineage_udfs.emit.config import OpenLineageSettings
+from lineage_udfs.emit.events import (
+    EventOptions,
+    build_run_events,
+    column_edges_from_dicts,
+    parsed_statement_from_dict,
+    query_run_from_dict,
+)
+from lineage_udfs.emit.spool import EmitCounts, ReplaySummary, Spool, SpoolingEmitter, replay
+from lineage_udfs.settings import JobSettings
+from lineage_udfs.spark.delta import LineageTables
+
+logger = logging.getLogger(__name__)
+
+_EDGE_COLUMNS = (
+    "source_table",
+    "source_column",
+    "target_table",
+    "target_column",
+    "transformation_type",
+    "transformation_subtype",
+)
+_PARSED_COLUMNS = (
+    "dialect",
+    "statement_type",
+    "masked_sql",
+    "status",
+    "error_kind",
+    "error",
+    "sources",
+    "targets",
+    "statements",
+)
+
+
+@dataclass(frozen=True)
+class EmitSummary:
+    """Totals of one emission (driver side).
+
+    Attributes:
+        counts: rows, skipped, emitted, spooled, overflowed, failed (summed over partitions).
+        replay: what the replay before the emission delivered.
+        spool_pending: events left in the spool afterwards.
+    """
+
+    counts: EmitCounts
+    replay: ReplaySummary
+    spool_pending: int
+
+
+def _options(settings: OpenLineageSettings) -> EventOptions:
+    return EventOptions(
+        job_namespace=settings.job_namespace,
+        default_namespace=settings.namespace,
+        producer=settings.producer,
+        include_selects=settings.include_selects,
+        emit_statement_runs=settings.emit_statement_runs,
+        mode=settings.emit_mode,
+    )
+
+
+def _spool(settings: OpenLineageSettings) -> Spool | None:
+    if not settings.spool.enabled:
+        return None
+    return Spool(Path(settings.spool.path).absolute(), settings.spool.max_bytes)
+
+
+def emission_rows(tables: LineageTables, settings: OpenLineageSettings) -> DataFrame:
+    """One row per run to emit: the query (or statement-day), its parse and its column edges.
+
+    Timestamps travel as epoch microseconds so the executors' local time zone cannot shift them.
+    """
+    queries = tables.read("queries")
+    if settings.emit_mode == "per_statement_day":
+        day = F.to_date("start_time")
+        keys = [
+            "fingerprint",
+            "source_system",
+            "object_kind",
+            "object_name",
+            "default_database",
+            "default_schema",
+        ]
+        queries = (
+            queries.withColumn("day", day)
+            .groupBy(*keys, "day")
+            .agg(
+                F.min("start_time").alias("start_time"),
+                F.max("end_time").alias("end_time"),
+                F.max(
+                    F.when(F.lower("status").isin("failed", "failure", "error"), 0).otherwise(1)
+                ).alias("any_ok"),
+                F.min("user_name").alias("user_name"),
+            )
+            .withColumn("status", F.when(F.col("any_ok") == 1, "success").otherwise("failed"))
+            .withColumn("query_id", F.concat_ws("@", "fingerprint", F.col("day").cast("string")))
+            .drop("any_ok", "day")
+        )
+    parsed = tables.read("parsed_statements").select(
+        "fingerprint", *[F.col(c).alias(f"p_{c}") for c in _PARSED_COLUMNS]
+    )
+    if not settings.include_selects:
+        parsed = parsed.where(
+            ~((F.col("p_statement_type") == "SELECT") & (F.size("p_targets") <= 0))
+        )
+    edges = (
+        tables.read("column_lineage")
+        .groupBy("fingerprint")
+        .agg(F.collect_set(F.struct(*_EDGE_COLUMNS)).alias("column_edges"))
+    )
+    return (
+        queries.select(
+            "query_id",
+            "fingerprint",
+            F.unix_micros("start_time").alias("start_us"),
+            F.unix_micros("end_time").alias("end_us"),
+            "status",
+            "user_name",
+            "source_system",
+            "object_kind",
+            "object_name",
+            "default_database",
+            "default_schema",
+        )
+        .join(parsed, "fingerprint")
+        .join(edges, "fingerprint", "left")
+        .sortWithinPartitions("start_us", "query_id")
+    )
+
+
+def _ts(micros: int | None) -> datetime | None:
+    return None if micros is None else datetime.fromtimestamp(micros / 1e6, tz=UTC)
+
+
+def _row_inputs(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    query = query_run_from_dict(
+        {**row, "start_time": _ts(row.get("start_us")), "end_time": _ts(row.get("end_us"))}
+    )
+    parsed = parsed_statement_from_dict(
+        {"fingerprint": row["fingerprint"], **{c: row.get(f"p_{c}") for c in _PARSED_COLUMNS}}
+    )
+    return query, parsed, column_edges_from_dicts(row.get("column_edges"))
+
+
+def _emit_partition(
+    settings: OpenLineageSettings, secrets: Mapping[str, str], spool_only: bool
+) -> Any:
+    options = _options(settings)
+
+    def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[int, ...]]:
+        client = make_client(settings, secrets)
+        emitter = SpoolingEmitter(
+            send=client.emit,
+            spool=_spool(settings),
+            writer_id=f"p{index:05d}",
+            spool_only=spool_only,
+        )
+        try:
+            for row in rows:
+                emitter.counts.rows += 1
+                query, parsed, edges = _row_inputs(row.asDict(recursive=True))
+                events = build_run_events(query, parsed, edges, options=options)
+                if not events:
+                    emitter.counts.skipped += 1
+                for event in events:
+                    emitter.emit(event)
+        finally:
+            counts = emitter.close()
+            client.close(timeout=10.0)
+        yield counts.as_tuple()
+
+    return run
+
+
+def replay_spool(
+    settings: JobSettings | OpenLineageSettings, secrets: Mapping[str, str] | None = None
+) -> ReplaySummary:
+    """Replay the spool through the configured transport (driver side, no Spark needed)."""
+    ol = settings.openlineage if isinstance(settings, JobSettings) else settings
+    spool = _spool(ol)
+    if spool is None:
+        return ReplaySummary()
+    transport = make_transport(ol, secrets)
+    summary = replay(spool, transport.emit)
+    if summary.delivered or summary.pending:
+        logger.info(
+            "OpenLineage spool replay: delivered=%d pending=%d segments_done=%d stopped=%s",
+            summary.delivered,
+            summary.pending,
+            summary.segments_done,
+            summary.failed,
+        )
+    return summary
+
+
+def emit_openlineage(
+    spark: SparkSession, settings: JobSettings, secrets: Mapping[str, str] | None = None
+) -> EmitSummary:
+    """Emit OpenLineage events for everything in the Delta lineage tables.
+
+    Args:
+        spark: the session.
+        settings: job settings (``sink`` locates the tables, ``openlineage`` configures emission).
+        secrets: API keys by environment-variable name (``openlineage_secrets(settings.openlineage,
+            os.environ)`` in jobs/).
+
+    Raises:
+        ConfigError: the transport is missing or cannot be built.
+    """
+    ol = settings.openlineage
+    secrets = dict(secrets or {})
+    make_transport(ol, secrets)  # fail fast on the driver, before any task starts
+    replayed = replay_spool(ol, secrets)
+    spool = _spool(ol)
+    spool_only = bool(spool is not None and spool.pending())
+    if spool_only:
+        logger.warning(
+            "OpenLineage spool still holds %d events; new events are spooled behind them",
+            spool.pending() if spool else 0,
+        )
+    rows = emission_rows(LineageTables(spark, settings.sink), ol)
+    partials = rows.rdd.mapPartitionsWithIndex(_emit_partition(ol, secrets, spool_only)).collect()
+    counts = sum((EmitCounts.from_tuple(p) for p in partials), EmitCounts())
+    pending = spool.pending() if spool else 0
+    logger.info(
+        "OpenLineage emit: rows=%d skipped=%d emitted=%d spooled=%d overflowed=%d failed=%d "
+        "replayed=%d spool_pending=%d",
+        counts.rows,
+        counts.skipped,
+        counts.emitted,
+        counts.spooled,
+        counts.overflowed,
+        counts.failed,
+        replayed.delivered,
+        pending,
+    )
+    if counts.overflowed:
+        logger.error(
+            "OpenLineage spool full (%s, max_bytes=%d): %d events dropped",
+            ol.spool.path,
+            ol.spool.max_bytes,
+            counts.overflowed,
+        )
+    if counts.failed:
+        logger.error("OpenLineage: %d events rejected by the transport", counts.failed)
+    return EmitSummary(counts=counts, replay=replayed, spool_pending=pending)

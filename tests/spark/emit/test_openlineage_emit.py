@@ -1,0 +1,327 @@
+"""Spark emission end to end: Delta tables -> executors -> http collector / spool -> replay."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from support.collector import Collector
+
+from lineage_udfs.settings import JobSettings, SinkSettings
+from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.openlineage import emit_openlineage, replay_spool
+from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+
+T0, T1 = datetime(2026, 3, 2, 8, 0, 0), datetime(2026, 3, 2, 8, 1, 0)
+SNOW = "snowflake://acme-prod"
+
+QUERIES = [
+    dict(
+        query_id="q1",
+        fingerprint="fp_ctas",
+        start_time=T0,
+        end_time=T1,
+        status="success",
+        source_system=SNOW,
+        object_kind="query",
+        default_database="an",
+        default_schema="pub",
+    ),
+    dict(
+        query_id="q2",
+        fingerprint="fp_ctas",
+        start_time=T1,
+        end_time=T1,
+        status="failed",
+        source_system=SNOW,
+        object_kind="query",
+        default_database="an",
+        default_schema="pub",
+    ),
+    dict(
+        query_id="q3",
+        fingerprint="fp_proc",
+        start_time=T0,
+        end_time=T1,
+        status="success",
+        source_system=SNOW,
+        object_kind="procedure",
+        object_name="an.etl.load",
+        default_database="an",
+        default_schema="pub",
+    ),
+    dict(
+        query_id="q4",
+        fingerprint="fp_sel",
+        start_time=T0,
+        end_time=T1,
+        status="success",
+        source_system=SNOW,
+        object_kind="query",
+        default_database="an",
+        default_schema="pub",
+    ),
+    dict(
+        query_id="q5",
+        fingerprint="fp_bad",
+        start_time=T0,
+        end_time=T1,
+        status="success",
+        source_system=SNOW,
+        object_kind="query",
+        default_database="an",
+        default_schema="pub",
+    ),
+]
+PARSED = [
+    dict(
+        fingerprint="fp_ctas",
+        dialect="snowflake",
+        statement_type="CTAS",
+        status="ok",
+        masked_sql="CREATE TABLE mart.d AS SELECT a, b FROM raw.o WHERE c = ?",
+        sources=["an.raw.o"],
+        targets=["an.mart.d"],
+        statements=[],
+    ),
+    dict(
+        fingerprint="fp_proc",
+        dialect="snowflake",
+        statement_type="SCRIPT",
+        status="ok",
+        masked_sql="INSERT INTO tmp SELECT a FROM raw.o; INSERT INTO mart.e SELECT a FROM tmp",
+        sources=["an.raw.o"],
+        targets=["an.mart.e"],
+        statements=[
+            dict(
+                index=0,
+                statement_type="INSERT",
+                status="ok",
+                sources=["an.raw.o"],
+                targets=["an.pub.tmp"],
+            ),
+            dict(
+                index=1,
+                statement_type="INSERT",
+                status="ok",
+                sources=["an.pub.tmp"],
+                targets=["an.mart.e"],
+            ),
+        ],
+    ),
+    dict(
+        fingerprint="fp_sel",
+        dialect="snowflake",
+        statement_type="SELECT",
+        status="ok",
+        masked_sql="SELECT a FROM raw.o WHERE b = ?",
+        sources=["an.raw.o"],
+        targets=[],
+        statements=[],
+    ),
+    dict(
+        fingerprint="fp_bad",
+        dialect="snowflake",
+        statement_type="UNKNOWN",
+        status="failed",
+        masked_sql="INSERT INTO SELEC ?",
+        error_kind="SYNTAX",
+        error="bad token at col 13",
+        sources=[],
+        targets=[],
+        statements=[],
+    ),
+]
+EDGES = [
+    dict(
+        fingerprint="fp_ctas",
+        source_table="an.raw.o",
+        source_column="a",
+        target_table="an.mart.d",
+        target_column="a",
+        transformation_type="DIRECT",
+        transformation_subtype="IDENTITY",
+    ),
+    dict(
+        fingerprint="fp_ctas",
+        source_table="an.raw.o",
+        source_column="b",
+        target_table="an.mart.d",
+        target_column="b",
+        transformation_type="DIRECT",
+        transformation_subtype="MASKED",
+    ),
+    dict(
+        fingerprint="fp_ctas",
+        source_table="an.raw.o",
+        source_column="c",
+        target_table="an.mart.d",
+        target_column="a",
+        transformation_type="INDIRECT",
+        transformation_subtype="FILTER",
+    ),
+    dict(
+        fingerprint="fp_proc",
+        source_table="an.raw.o",
+        source_column="a",
+        target_table="an.mart.e",
+        target_column="a",
+        transformation_type="DIRECT",
+        transformation_subtype="IDENTITY",
+    ),
+]
+# q1, q2: 2 events each; q3: parent 2 + 2 children x 2; q4 SELECT skipped; q5: 2
+EXPECTED_EVENTS = 2 + 2 + 6 + 2
+
+
+def _write(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:
+    schema = TABLE_SCHEMAS[name]
+    data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
+    _, path = tables.location(name)
+    spark.createDataFrame(data, schema).write.format("delta").mode("overwrite").save(path)
+
+
+@pytest.fixture(scope="module")
+def sink(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> SinkSettings:
+    settings = SinkSettings(base_path=str(tmp_path_factory.mktemp("lineage")))
+    tables = LineageTables(spark, settings)
+    _write(spark, tables, "queries", QUERIES)
+    _write(spark, tables, "parsed_statements", PARSED)
+    _write(spark, tables, "column_lineage", EDGES)
+    return settings
+
+
+@pytest.fixture
+def collector() -> Collector:
+    server = Collector().start()
+    yield server
+    server.stop()
+
+
+def _settings(
+    sink: SinkSettings, url: str, spool: Path, max_bytes: int = 10_000_000
+) -> JobSettings:
+    return JobSettings.model_validate(
+        {
+            "sink": sink.model_dump(),
+            "openlineage": {
+                "enabled": True,
+                "job_namespace": "lw-test",
+                "transport": {
+                    "type": "http",
+                    "url": url,
+                    "retries": 0,
+                    "timeout": 2,
+                    "api_key_env": "OL_TEST_KEY",
+                },
+                "spool": {"path": str(spool), "max_bytes": max_bytes},
+            },
+        }
+    )
+
+
+SECRETS = {"OL_TEST_KEY": "s3cr3t"}
+
+
+def _assert_run_order(events: list[dict]) -> None:
+    seen: dict[str, list[str]] = {}
+    for event in events:
+        seen.setdefault(event["run"]["runId"], []).append(event["eventType"])
+    for states in seen.values():
+        assert states[0] == "START" and len(states) == 2, states
+
+
+def test_emit_openlineage_http_delivers_expected_events(
+    spark: SparkSession, sink: SinkSettings, collector: Collector, tmp_path: Path
+) -> None:
+    summary = emit_openlineage(spark, _settings(sink, collector.url, tmp_path / "spool"), SECRETS)
+
+    # q4 (a plain SELECT) is filtered out in Spark before the executors see it
+    assert (summary.counts.rows, summary.counts.skipped) == (4, 0)
+    assert summary.counts.emitted == EXPECTED_EVENTS == len(collector.events)
+    assert (summary.counts.spooled, summary.counts.failed, summary.spool_pending) == (0, 0, 0)
+    assert collector.rejected == []
+    assert set(collector.auth_headers) == {"Bearer s3cr3t"}
+    _assert_run_order(collector.events)
+    jobs = Counter(e["job"]["name"] for e in collector.events)
+    assert jobs == {
+        "ctas.an.mart.d.fp_ctas": 4,
+        "an.etl.load": 2,
+        "an.etl.load.000_insert": 2,
+        "an.etl.load.001_insert": 2,
+        "unknown.fp_bad": 2,
+    }
+    ctas_complete = [
+        e
+        for e in collector.events
+        if e["job"]["name"].startswith("ctas") and e["eventType"] != "START"
+    ]
+    assert sorted(e["eventType"] for e in ctas_complete) == ["COMPLETE", "FAIL"]
+    output = ctas_complete[0]["outputs"][0]
+    assert (output["namespace"], output["name"]) == (SNOW, "AN.MART.D")
+    assert ctas_complete[0]["inputs"][0]["name"] == "AN.RAW.O"
+    # the column edges in the events are exactly the Delta column_lineage rows of fp_ctas
+    facet = output["facets"]["columnLineage"]
+    emitted = {
+        (f["name"], f["field"], column, t["type"], t["subtype"])
+        for column, spec in facet["fields"].items()
+        for f in spec["inputFields"]
+        for t in f["transformations"]
+    } | {
+        (f["name"], f["field"], None, t["type"], t["subtype"])
+        for f in facet["dataset"]
+        for t in f["transformations"]
+    }
+    assert emitted == {
+        ("AN.RAW.O", "a", "a", "DIRECT", "IDENTITY"),
+        ("AN.RAW.O", "b", "b", "DIRECT", "TRANSFORMATION"),  # MASKED -> masking=true
+        ("AN.RAW.O", "c", None, "INDIRECT", "FILTER"),
+    }
+    assert facet["fields"]["b"]["inputFields"][0]["transformations"][0]["masking"] is True
+    bad = [e for e in collector.events if e["job"]["name"] == "unknown.fp_bad"]
+    assert "extractionError" in bad[-1]["run"]["facets"]
+    assert all(
+        "?" in e["job"]["facets"]["sql"]["query"]
+        for e in collector.events
+        if "sql" in e["job"]["facets"]
+    )
+
+
+def test_emit_openlineage_collector_down_spools_then_replay_delivers_once_in_order(
+    spark: SparkSession, sink: SinkSettings, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(sink, collector.url, tmp_path / "spool")
+    collector.stop()
+
+    down = emit_openlineage(spark, settings, SECRETS)
+    assert (down.counts.emitted, down.counts.spooled) == (0, EXPECTED_EVENTS)
+    assert (down.counts.overflowed, down.counts.failed) == (0, 0)
+    assert down.spool_pending == EXPECTED_EVENTS
+
+    collector.fail_with = 503  # back, but unhealthy: replay keeps everything
+    collector.start()
+    assert replay_spool(settings, SECRETS).delivered == 0
+    collector.fail_with = None
+
+    replayed = replay_spool(settings, SECRETS)
+    assert (replayed.delivered, replayed.pending, replayed.failed) == (EXPECTED_EVENTS, 0, False)
+    assert len(collector.events) == EXPECTED_EVENTS
+    assert len({(e["run"]["runId"], e["eventType"]) for e in collector.events}) == EXPECTED_EVENTS
+    _assert_run_order(collector.events)
+    assert replay_spool(settings, SECRETS).delivered == 0  # nothing delivered twice
+
+
+def test_emit_openlineage_spool_overflow_is_counted(
+    spark: SparkSession, sink: SinkSettings, collector: Collector, tmp_path: Path
+) -> None:
+    collector.stop()
+    summary = emit_openlineage(
+        spark, _settings(sink, collector.url, tmp_path / "spool", max_bytes=6000), SECRETS
+    )
+    assert summary.counts.spooled + summary.counts.overflowed == EXPECTED_EVENTS
+    assert summary.counts.overflowed > 0
+    assert summary.spool_pending == summary.counts.spooled
+    assert sum(p.stat().st_size for p in (tmp_path / "spool").glob("*.jsonl")) <= 6000
