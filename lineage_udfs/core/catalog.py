@@ -20,6 +20,8 @@ class CatalogIndex:
         >>> idx = CatalogIndex({"sales.orders": {"ID": "int", "amount": None}})
         >>> idx.columns("main.sales.orders"), idx.columns("orders"), idx.columns("x")
         (('id', 'amount'), ('id', 'amount'), None)
+        >>> idx.columns("crm.orders") is None  # another schema's table of the same name
+        True
     """
 
     __slots__ = ("_by_name", "_by_suffix")
@@ -58,10 +60,13 @@ class CatalogIndex:
         if found is not None:
             return found
         parts = key.split(".")
-        for i in range(len(parts)):
-            names = self._by_suffix.get(".".join(parts[i:]))
-            if names:
-                return self._by_name[next(iter(names))] if len(names) == 1 else None
+        for i in range(1, len(parts)):  # the name is more qualified than the catalog key
+            found = self._by_name.get(".".join(parts[i:]))
+            if found is not None:
+                return found
+        names = self._by_suffix.get(key)  # the catalog key is more qualified than the name
+        if names and len(names) == 1:
+            return self._by_name[next(iter(names))]
         return None
 
 
