@@ -88,6 +88,8 @@ PARSED_STATEMENTS_SCHEMA = _s(
     ("sources", _STR_ARRAY),
     ("targets", _STR_ARRAY),
     ("intermediates", _STR_ARRAY),
+    ("table_edges", ArrayType(TABLE_EDGE_STRUCT)),
+    ("column_edges", ArrayType(COLUMN_EDGE_STRUCT)),
     ("statements", ArrayType(STATEMENT_STRUCT)),
     ("first_seen", TimestampType()),
     ("last_seen", TimestampType()),
@@ -159,8 +161,10 @@ LINEAGE_RUNS_SCHEMA = _s(
     ("config_json", StringType()),
     ("input_fingerprint", StringType()),
     ("rows_read", LongType()),
+    ("rows_not_relevant", LongType()),
     ("rows_relevant", LongType()),
     ("distinct_statements", LongType()),
+    ("parsed_statements", LongType()),
     ("by_status", MapType(StringType(), LongType())),
     ("by_parser", MapType(StringType(), LongType())),
     ("table_edges", LongType()),
@@ -169,3 +173,95 @@ LINEAGE_RUNS_SCHEMA = _s(
     ("stage_seconds", MapType(StringType(), DoubleType())),
     ("status", StringType()),
 )
+
+
+# --- table and column comments (applied when the tables are created) -------------------------
+TABLE_SCHEMAS: dict[str, StructType] = {
+    "parsed_statements": PARSED_STATEMENTS_SCHEMA,
+    "queries": QUERIES_SCHEMA,
+    "table_lineage": TABLE_LINEAGE_SCHEMA,
+    "column_lineage": COLUMN_LINEAGE_SCHEMA,
+    "quarantine": QUARANTINE_SCHEMA,
+    "lineage_runs": LINEAGE_RUNS_SCHEMA,
+}
+
+TABLE_KEYS: dict[str, tuple[str, ...]] = {
+    "parsed_statements": ("fingerprint",),
+    "queries": ("query_id",),
+    "table_lineage": ("source_table", "target_table", "edge_kind", "fingerprint"),
+    "column_lineage": (
+        "source_table",
+        "source_column",
+        "target_table",
+        "target_column",
+        "transformation_type",
+        "transformation_subtype",
+        "edge_kind",
+        "fingerprint",
+    ),
+    "quarantine": ("quarantine_id",),
+    "lineage_runs": ("run_id",),
+}
+"""Natural (MERGE) keys."""
+
+TABLE_COMMENTS: dict[str, str] = {
+    "parsed_statements": "One row per distinct statement fingerprint: parse outcome and usage.",
+    "queries": "One row per lineage-relevant log row: its metadata (never its text).",
+    "table_lineage": "Table-level lineage edges, per statement fingerprint (query lineage "
+    "accumulates; a view or procedure keeps only its newest definition's edges).",
+    "column_lineage": "Column-level lineage edges with OpenLineage transformation type/subtype.",
+    "quarantine": "Rows that could not be loaded or parsed, with the reason (insert-only).",
+    "lineage_runs": "One row per extraction run: config, counts and timings.",
+}
+
+_COMMON_COMMENTS: dict[str, str] = {
+    "fingerprint": "sha256 hex prefix of dialect, session db/schema and the masked normalized "
+    "statement",
+    "dialect": "sqlglot dialect name",
+    "masked_sql": "the statement with every literal masked to ? and comments removed",
+    "statement_type": "CTAS, INSERT, MERGE, UPDATE, CREATE_VIEW, SELECT_INTO, SCRIPT, ...",
+    "parser": "cascade tier that produced the result: sqlglot / sqlfluff / sqlparse / none",
+    "parser_version": "lineage-warehouse version + sqlglot version that parsed the statement",
+    "status": "ok / partial / failed / timeout / skipped (runs: succeeded / failed)",
+    "error_kind": "SYNTAX, UNSUPPORTED, TIMEOUT, TOO_LARGE, EMPTY, COLUMN_LINEAGE, INTERNAL",
+    "error": "failure message (literals masked)",
+    "parse_ms": "parse time in milliseconds",
+    "sources": "tables read",
+    "targets": "tables written",
+    "intermediates": "temporary tables traced through inside a script",
+    "table_edges": "table edges of the statement (source_table, target_table)",
+    "column_edges": "column edges of the statement",
+    "statements": "per-statement lineage of a script",
+    "first_seen": "earliest log start_time of the rows behind this row",
+    "last_seen": "latest log start_time of the rows behind this row",
+    "occurrences": "number of distinct log query_ids behind this row",
+    "query_id": "query id from the source system, or a sha256 of the log row",
+    "default_database": "session database/catalog when the query ran",
+    "default_schema": "session schema when the query ran",
+    "user_name": "who ran the query",
+    "start_time": "when the query started (UTC)",
+    "end_time": "when the query ended (UTC)",
+    "source_system": "OpenLineage namespace of the system that ran the query",
+    "object_kind": "query (log row), view or procedure (definitions)",
+    "object_name": "view or procedure name for definitions",
+    "source_table": "upstream table (canonical lower-case qualified name)",
+    "target_table": "downstream table (canonical lower-case qualified name)",
+    "source_column": "upstream column",
+    "target_column": "downstream column",
+    "transformation_type": "DIRECT or INDIRECT (OpenLineage)",
+    "transformation_subtype": "IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ... "
+    "(OpenLineage)",
+    "edge_kind": "query / view / procedure",
+    "quarantine_id": "sha256 of the stage and the identity of the quarantined row",
+    "stage": "load or parse",
+    "reason": "why the row was quarantined",
+    "source_file": "source name and file the row came from",
+    "masked_record": "the row's text with literals masked",
+    "run_id": "extraction run id",
+}
+
+COLUMN_COMMENTS: dict[str, dict[str, str]] = {
+    table: {f.name: _COMMON_COMMENTS.get(f.name, f.name.replace("_", " ")) for f in schema}
+    for table, schema in TABLE_SCHEMAS.items()
+}
+"""Per table, per column comment."""

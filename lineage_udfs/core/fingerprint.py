@@ -1,0 +1,252 @@
+"""Statement cleaning, literal masking, normalization and fingerprinting (pure stdlib).
+
+The same algorithm runs in two places: here in Python (unit tests, the parser's callers, notebooks)
+and as Spark SQL expressions in ``lineage_udfs.spark.transforms`` (on every log row, without a
+Python UDF). Both are built from the regex constants below, which are written in the common subset
+of Python ``re`` and ``java.util.regex``: explicit ASCII classes instead of ``\\w``/``\\d``/``\\s``
+(whose meaning differs between the two engines), no named groups, no possessive quantifiers, and
+"unrolled" string loops (``'[^'\\\\]*(?:(?:\\\\.|'')[^'\\\\]*)*'``) so Java does not recurse once per
+character on long strings. A Spark test asserts both implementations agree on the sample log.
+
+Algorithm:
+
+1. ``clean_statement``: drop Snowflake's ``COPY GRANTS`` clause and trailing semicolons and
+   whitespace. The cleaned, *unmasked* text is what the parser receives.
+2. ``mask_literals``: scan the text left to right with :data:`TOKEN_PATTERN`, one token at a time
+   (comments, strings, dollar-quoted strings, quoted identifiers, numbers, words, whitespace, any
+   other character). Each token is classified by the first class pattern that matches it whole:
+   comments become a space, literals become ``?``, everything else is kept. A single left-to-right
+   scan is what makes ``'--not a comment'`` a string and ``-- it's`` a comment; sequential
+   ``regexp_replace`` passes cannot get both right.
+3. ``normalize_masked``: collapse whitespace runs to one space and trim.
+4. ``fingerprint``: sha256 over dialect, default database, default schema, the normalized masked
+   text and, for view/procedure definitions only, the cleaned text (joined with ``\\x1f``); first
+   :data:`FINGERPRINT_HEX_CHARS` hex characters. The session context is part of the key because
+   the same text means different tables under another default schema; one fingerprint is
+   therefore exactly one parse.
+
+Examples:
+    >>> mask_literals("SELECT * FROM t1 WHERE d = DATE '2024-01-01' AND n > 10 -- note")
+    'SELECT * FROM t1 WHERE d = DATE ? AND n > ?  '
+    >>> normalized_masked_sql("INSERT INTO tab_2024 SELECT 'it''s', 0x1F, 1.5e3 FROM s;")
+    'INSERT INTO tab_2024 SELECT ?, ?, ? FROM s'
+    >>> mask_literals('SELECT "a" FROM t', dialect="snowflake")
+    'SELECT "a" FROM t'
+    >>> mask_literals('SELECT "a" FROM t', dialect="spark")
+    'SELECT ? FROM t'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+# --- token classes (order matters: the first class that matches a token wins) ----------------
+COMMENT_PATTERN = r"--[^\n]*|/\*[\s\S]*?\*/"
+"""Line and block comments. An unterminated block comment is not a comment (``/`` and ``*``)."""
+
+DOLLAR_STRING_PATTERN = r"\$([A-Za-z_][A-Za-z0-9_]*|)\$[\s\S]*?\$\1\$"
+"""Postgres/Snowflake dollar-quoted strings, ``$$…$$`` or ``$tag$…$tag$``. The tag group is the
+only capturing group in every pattern of this module, so ``\\1`` refers to it everywhere. It has an
+empty alternative instead of ``?``: a backreference to a group that did not participate fails in
+both engines."""
+
+SINGLE_QUOTED_PATTERN = r"(?:[xXbBnNeErR]|[uU]&)?'[^'\\]*(?:(?:\\[\s\S]|'')[^'\\]*)*'"
+"""Single-quoted strings with ``''`` and backslash escapes, optionally prefixed (X'…', N'…', E'…',
+B'…', R'…', U&'…'). Typed literals such as ``DATE '…'`` keep their keyword: ``DATE ?``."""
+
+DOUBLE_QUOTED_PATTERN = r'"[^"\\]*(?:(?:\\[\s\S]|"")[^"\\]*)*"'
+"""``"…"``: a string in :data:`DOUBLE_QUOTE_STRING_DIALECTS`, a quoted identifier elsewhere."""
+
+BACKTICK_PATTERN = r"`[^`]*(?:``[^`]*)*`"
+"""Backtick-quoted identifiers (Spark, Databricks, Hive, MySQL, BigQuery): always kept."""
+
+NUMBER_PATTERN = (
+    r"(?:0[xX][0-9a-fA-F]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"(?:[bB][dD]|[lLsSyYdDfF])?)(?![A-Za-z0-9_$\u0080-\uffff])"
+)
+"""Numeric literals, hex ``0x1F`` and Spark's typed suffixes (``10L``, ``1.5BD``). A number must
+not run into an identifier character, so ``1abc`` is a word; digits inside identifiers (``t1``,
+``tab_2024``) never start a token because the word class consumes them first."""
+
+WORD_PATTERN = r"[A-Za-z0-9_$@#\u0080-\uffff]+"
+"""Identifiers and keywords (also ``$1`` parameters and ``@vars``)."""
+
+WHITESPACE_PATTERN = r"[ \t\n\r\f\x0b]+"
+OTHER_PATTERN = r"[\s\S]"
+
+TOKEN_PATTERN = "|".join(
+    f"(?:{p})"
+    for p in (
+        COMMENT_PATTERN,
+        DOLLAR_STRING_PATTERN,
+        SINGLE_QUOTED_PATTERN,
+        DOUBLE_QUOTED_PATTERN,
+        BACKTICK_PATTERN,
+        NUMBER_PATTERN,
+        WORD_PATTERN,
+        WHITESPACE_PATTERN,
+        OTHER_PATTERN,
+    )
+)
+"""Matches every character of any text exactly once, as a sequence of tokens."""
+
+DOUBLE_QUOTE_STRING_DIALECTS: tuple[str, ...] = ("bigquery", "databricks", "hive", "mysql", "spark")
+"""Dialects where ``"…"`` is a string literal rather than a quoted identifier."""
+
+# --- cleaning and normalization ----------------------------------------------------------------
+COPY_GRANTS_PATTERN = r"(?i)[ \t\n\r\f\x0b]+COPY[ \t\n\r\f\x0b]+GRANTS(?![A-Za-z0-9_$])"
+"""Snowflake's ``CREATE … COPY GRANTS``: privileges, not data flow, and many parsers reject it."""
+
+TRAILING_PATTERN = r"[; \t\n\r\f\x0b]+$"
+"""Trailing semicolons and whitespace."""
+
+FINGERPRINT_HEX_CHARS = 32
+"""128 bits of the sha256: collision-free for any realistic number of distinct statements."""
+
+FINGERPRINT_SEPARATOR = "\x1f"
+
+COMMENT_REPLACEMENT = " "
+LITERAL_REPLACEMENT = "?"
+
+# --- lineage relevance prefilter (applied to the normalized masked text) -----------------------
+NOT_RELEVANT_PATTERN = (
+    r"(?i)^[( ]*(?:SELECT|WITH|SHOW|SET|UNSET|USE|DESCRIBE|DESC|EXPLAIN|GRANT|REVOKE|COMMIT|ROLLBACK"
+    r"|START|ABORT|ALTER SESSION|ALTER USER|ALTER WAREHOUSE|CACHE|UNCACHE|CLEAR|LIST|LS|GET|PUT"
+    r"|REMOVE|RM|ANALYZE|VACUUM|OPTIMIZE|REFRESH|MSCK|FETCH|VALUES|KILL|CANCEL)(?![A-Za-z0-9_$])"
+)
+"""Statements that plainly carry no lineage: queries, session and admin commands."""
+
+LINEAGE_KEYWORD_PATTERN = (
+    r"(?i)(?<![A-Za-z0-9_$])(?:INSERT|INTO|MERGE|CREATE|REPLACE|UPDATE|COPY|LOAD|CLONE|EXEC"
+    r"|EXECUTE|CALL|DECLARE|BEGIN)(?![A-Za-z0-9_$])|;"
+)
+"""Any of these (or a statement separator ``;``) keeps a row that looks like a plain query:
+``SELECT … INTO``, a CTE feeding an INSERT, a multi-statement script. When unsure, keep."""
+
+_TOKEN_RE = re.compile(TOKEN_PATTERN)
+_CLASS_RES = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("comment", COMMENT_PATTERN),
+        ("dollar", DOLLAR_STRING_PATTERN),
+        ("single", SINGLE_QUOTED_PATTERN),
+        ("double", DOUBLE_QUOTED_PATTERN),
+        ("number", NUMBER_PATTERN),
+    )
+}
+_COPY_GRANTS_RE = re.compile(COPY_GRANTS_PATTERN)
+_TRAILING_RE = re.compile(TRAILING_PATTERN)
+_WHITESPACE_RE = re.compile(WHITESPACE_PATTERN)
+_NOT_RELEVANT_RE = re.compile(NOT_RELEVANT_PATTERN)
+_LINEAGE_KEYWORD_RE = re.compile(LINEAGE_KEYWORD_PATTERN)
+
+
+def clean_statement(sql: str) -> str:
+    """Remove ``COPY GRANTS`` and trailing semicolons/whitespace; the parser gets this text.
+
+    Examples:
+        >>> clean_statement("CREATE OR REPLACE TABLE a COPY GRANTS AS SELECT 1 ;\\n")
+        'CREATE OR REPLACE TABLE a AS SELECT 1'
+    """
+    return _TRAILING_RE.sub("", _COPY_GRANTS_RE.sub("", sql))
+
+
+def is_double_quote_string_dialect(dialect: str | None) -> bool:
+    """True when ``"…"`` is a string literal in ``dialect`` (case-insensitive)."""
+    return (dialect or "").lower() in DOUBLE_QUOTE_STRING_DIALECTS
+
+
+def _mask_token(token: str, double_quote_is_string: bool) -> str:
+    # Same order and same anchored ("whole token") test as the Spark CASE expression.
+    if _CLASS_RES["comment"].fullmatch(token):
+        return COMMENT_REPLACEMENT
+    if _CLASS_RES["dollar"].fullmatch(token) or _CLASS_RES["single"].fullmatch(token):
+        return LITERAL_REPLACEMENT
+    if double_quote_is_string and _CLASS_RES["double"].fullmatch(token):
+        return LITERAL_REPLACEMENT
+    if _CLASS_RES["number"].fullmatch(token):
+        return LITERAL_REPLACEMENT
+    return token
+
+
+def mask_literals(sql: str, dialect: str | None = None) -> str:
+    """Replace every literal with ``?`` and every comment with a space.
+
+    Args:
+        sql: statement text (any dialect).
+        dialect: sqlglot dialect name; decides whether ``"…"`` is a string.
+
+    Returns:
+        The masked text; identifiers, keywords and punctuation are unchanged.
+    """
+    dq = is_double_quote_string_dialect(dialect)
+    return "".join(_mask_token(m.group(0), dq) for m in _TOKEN_RE.finditer(sql))
+
+
+def normalize_masked(masked_sql: str) -> str:
+    """Collapse whitespace runs to one space and trim (input: output of ``mask_literals``)."""
+    return _WHITESPACE_RE.sub(" ", masked_sql).strip(" ")
+
+
+def normalized_masked_sql(sql: str, dialect: str | None = None) -> str:
+    """``clean_statement`` → ``mask_literals`` → ``normalize_masked``: what is stored and hashed."""
+    return normalize_masked(mask_literals(clean_statement(sql), dialect))
+
+
+DEFINITION_KINDS: tuple[str, ...] = ("view", "procedure")
+"""Log rows that define an object. Their fingerprint also covers the unmasked cleaned text: a
+procedure body is often one dollar-quoted string, which masks to ``?``, and two versions of the
+same procedure must not share a fingerprint. Definitions do not vary by literal from run to run,
+so this costs no deduplication. Only the hash is stored, never the text."""
+
+
+def fingerprint(
+    sql: str,
+    dialect: str | None = None,
+    default_database: str | None = None,
+    default_schema: str | None = None,
+    object_kind: str | None = None,
+) -> str:
+    """Fingerprint of a statement in its session context (hex prefix of a sha256).
+
+    Examples:
+        >>> a = fingerprint("INSERT INTO t SELECT * FROM s WHERE d = '2024-01-01'", "spark")
+        >>> b = fingerprint("INSERT INTO t SELECT * FROM s WHERE d = '2024-01-02';", "spark")
+        >>> a == b, len(a)
+        (True, 32)
+    """
+    payload = FINGERPRINT_SEPARATOR.join(
+        (
+            dialect or "",
+            default_database or "",
+            default_schema or "",
+            normalized_masked_sql(sql, dialect),
+            clean_statement(sql) if (object_kind or "").lower() in DEFINITION_KINDS else "",
+        )
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX_CHARS]
+
+
+def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) -> bool:
+    """Cheap prefilter on the normalized masked text; conservative (when unsure, True).
+
+    View and procedure definitions are always relevant. Otherwise a statement is dropped only when
+    it starts with a plainly lineage-free keyword (SELECT, WITH, SHOW, SET, USE, …) and contains none of
+    the keywords that could make it write data (INTO, INSERT, CREATE, MERGE, ``;`` …).
+
+    Examples:
+        >>> is_lineage_relevant("SELECT a FROM t WHERE x = ?")
+        False
+        >>> is_lineage_relevant("SELECT a INTO new_t FROM t")
+        True
+        >>> is_lineage_relevant("WITH s AS (SELECT ?) INSERT INTO t SELECT * FROM s")
+        True
+        >>> is_lineage_relevant("SELECT * FROM v", object_kind="view")
+        True
+    """
+    if (object_kind or "").lower() in DEFINITION_KINDS:
+        return True
+    if _NOT_RELEVANT_RE.search(normalized_masked) is None:
+        return True
+    return _LINEAGE_KEYWORD_RE.search(normalized_masked) is not None

@@ -1,0 +1,202 @@
+"""Job settings: pydantic models for ``conf/*.yaml`` and ``load_settings()``.
+
+Precedence: ``conf/base.yaml`` (every key with its default, documented), then overlay files in
+command-line order, deep-merged left to right. There is no environment-to-config mapping. The
+models are frozen and reject unknown keys, so a typo in YAML fails at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lineage_udfs.core.errors import ConfigError
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.emit.config import OpenLineageSettings  # the `openlineage:` section (issue 5)
+
+CANONICAL_COLUMNS: tuple[str, ...] = (
+    "query_id",
+    "query_text",
+    "dialect",
+    "default_database",
+    "default_schema",
+    "user_name",
+    "start_time",
+    "end_time",
+    "status",
+    "source_system",
+    "object_kind",
+    "object_name",
+)
+"""Columns of the canonical query log (``spark.schemas.QUERY_LOG_SCHEMA``), in order."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceSettings(_Strict):
+    """One query log to read and map to the canonical log schema.
+
+    ``columns`` maps canonical name → source column; a canonical column that is not mapped is
+    taken from a source column of the same name if there is one, else from ``defaults``, else
+    null. ``defaults`` holds constants (``dialect``, ``source_system``, ``object_kind`` …) that
+    fill nulls.
+    """
+
+    name: str
+    format: Literal["csv", "jsonl", "parquet", "delta"]
+    path: str
+    enabled: bool = True
+    columns: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, str] = Field(default_factory=dict)
+    timestamp_format: str | None = None
+    options: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("columns", "defaults")
+    @classmethod
+    def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(CANONICAL_COLUMNS))
+        if unknown:
+            raise ValueError(f"unknown canonical column(s) {unknown}; known: {CANONICAL_COLUMNS}")
+        return value
+
+
+class ParserSettings(_Strict):
+    """Parser knobs (→ ``ParserOptions``) plus how the job drives the parser."""
+
+    default_dialect: str = "spark"
+    default_catalog: str | None = None
+    default_schema: str | None = None
+    column_lineage: bool = True
+    timeout_seconds: float = 30.0
+    max_sql_chars: int = 1_000_000
+    use_sqlfluff: bool = True
+    use_sqlparse: bool = True
+    incremental: bool = True
+    partitions: int = 0
+
+    def to_options(self) -> ParserOptions:
+        """The frozen dataclass handed to every executor (job-only keys excluded)."""
+        return ParserOptions(
+            **self.model_dump(exclude={"incremental", "partitions"}),
+        )
+
+
+class TableSettings(_Strict):
+    """Where one Delta table lives: a path (default ``<base_path>/<table>``) or a catalog name."""
+
+    path: str | None = None
+    name: str | None = None
+
+
+class SinkSettings(_Strict):
+    """The Delta tables. ``database`` set → catalog tables ``<database>.<table>`` (Unity Catalog:
+    ``catalog.schema``); otherwise path-based tables under ``base_path``."""
+
+    base_path: str = "warehouse/lineage"
+    database: str | None = None
+    tables: dict[
+        Literal[
+            "parsed_statements",
+            "queries",
+            "table_lineage",
+            "column_lineage",
+            "quarantine",
+            "lineage_runs",
+        ],
+        TableSettings,
+    ] = Field(default_factory=dict)
+
+
+class SparkSettings(_Strict):
+    """Session settings; ``master`` None means "from spark-submit / the cluster"."""
+
+    app_name: str = "lineage-extract"
+    master: str | None = None
+    packages: list[str] = Field(default_factory=list)
+    confs: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("confs", mode="before")
+    @classmethod
+    def _stringify(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {
+                str(k): (str(v).lower() if isinstance(v, bool) else str(v))
+                for k, v in value.items()
+            }
+        return value
+
+
+class LoggingSettings(_Strict):
+    """Driver logging."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: str = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class GraphSettings(_Strict):
+    """Placeholder for the graph-analytics stage (another issue)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    enabled: bool = False
+
+
+class JobSettings(_Strict):
+    """Everything the extraction job needs."""
+
+    sources: list[SourceSettings] = Field(default_factory=list)
+    parser: ParserSettings = ParserSettings()
+    sink: SinkSettings = SinkSettings()
+    spark: SparkSettings = SparkSettings()
+    logging: LoggingSettings = LoggingSettings()
+    graph: GraphSettings = GraphSettings()
+    openlineage: OpenLineageSettings = OpenLineageSettings()
+
+
+def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``overlay`` into ``base`` recursively; mappings merge, anything else replaces.
+
+    Examples:
+        >>> deep_merge({"a": {"x": 1, "y": 2}, "b": [1]}, {"a": {"y": 3}, "b": [2]})
+        {'a': {'x': 1, 'y': 3}, 'b': [2]}
+    """
+    merged = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_settings(paths: Sequence[str | Path]) -> JobSettings:
+    """Deep-merge YAML files left to right (base, then overlays) and validate.
+
+    Raises:
+        ConfigError: a file is missing, is not YAML or not a mapping, or the merged result is
+            invalid (the message names the files).
+    """
+    merged: dict[str, Any] = {}
+    for raw in paths:
+        path = Path(raw)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+        if loaded is None:
+            continue
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(f"config file {path} must hold a mapping, got {type(loaded).__name__}")
+        merged = deep_merge(merged, loaded)
+    try:
+        return JobSettings.model_validate(merged)
+    except ValidationError as exc:
+        names = ", ".join(str(p) for p in paths)
+        raise ConfigError(f"invalid settings from [{names}]:\n{exc}") from exc

@@ -1,0 +1,311 @@
+"""The Delta tables: creation (declared schemas, comments), idempotent MERGEs, run history.
+
+Idempotency scheme: lineage rows are *derived* from two fact tables, ``queries`` (one row per
+log row, keyed by query_id) and ``parsed_statements`` (one row per fingerprint, with its edges).
+For the keys a batch touches, the edge tables are recomputed from those facts and reconciled with
+one MERGE per table (insert new keys, update changed rows, delete stale keys in scope). Counters
+are never incremented (``occurrences = count(DISTINCT query_id)``) and times come from the log
+(``start_time``), never the wall clock, so re-running the same input changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from lineage_udfs.settings import SinkSettings
+from lineage_udfs.spark.schemas import (
+    COLUMN_COMMENTS,
+    TABLE_COMMENTS,
+    TABLE_KEYS,
+    TABLE_SCHEMAS,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFINITION_EDGE_KINDS: tuple[str, ...] = ("view", "procedure")
+"""Edge kinds whose lineage is replaced by the newest definition of the object."""
+
+_STATS = ("first_seen", "last_seen", "occurrences")
+_DELETE_FLAG = "_delete"
+
+
+@dataclass(frozen=True)
+class LineageTables:
+    """Locations of the lineage tables and the operations on them.
+
+    Attributes:
+        spark: the session.
+        sink: base path, or database for catalog tables, plus per-table overrides.
+    """
+
+    spark: SparkSession
+    sink: SinkSettings
+
+    def location(self, table: str) -> tuple[str | None, str | None]:
+        """(catalog name, path) of ``table``; exactly one of them drives reads and writes."""
+        override = self.sink.tables.get(table)  # type: ignore[call-overload]
+        name = override.name if override and override.name else None
+        path = override.path if override and override.path else None
+        if name is None and self.sink.database:
+            name = f"{self.sink.database}.{table}"
+        if name is None and path is None:
+            path = f"{self.sink.base_path.rstrip('/')}/{table}"
+        if path and "://" not in path and not path.startswith("/"):
+            path = str(Path(path).resolve())  # relative to the working directory
+        return name, path
+
+    def describe(self, table: str) -> str:
+        """Human-readable location, e.g. ``delta.`warehouse/lineage/queries```."""
+        name, path = self.location(table)
+        return name if name else f"delta.`{path}`"
+
+    def ensure_all(self) -> None:
+        """Create every missing table with its declared schema and comments."""
+        for table in TABLE_SCHEMAS:
+            self.ensure(table)
+
+    def ensure(self, table: str) -> None:
+        """Create ``table`` if it does not exist (declared schema, table and column comments)."""
+        name, path = self.location(table)
+        builder = DeltaTable.createIfNotExists(self.spark)
+        if name:
+            builder = builder.tableName(name)
+        if path:
+            builder = builder.location(path)
+        comments = COLUMN_COMMENTS[table]
+        for field in TABLE_SCHEMAS[table]:
+            builder = builder.addColumn(
+                field.name, field.dataType, nullable=True, comment=comments[field.name]
+            )
+        builder.comment(TABLE_COMMENTS[table]).execute()
+
+    def delta_table(self, table: str) -> DeltaTable:
+        """The ``DeltaTable`` handle."""
+        name, path = self.location(table)
+        if name:
+            return DeltaTable.forName(self.spark, name)
+        return DeltaTable.forPath(self.spark, path)  # type: ignore[arg-type]
+
+    def read(self, table: str) -> DataFrame:
+        """The table's current rows, columns in declared order."""
+        name, path = self.location(table)
+        frame = (
+            self.spark.read.table(name)
+            if name
+            else self.spark.read.format("delta").load(path)  # type: ignore[arg-type]
+        )
+        return frame.select(*TABLE_SCHEMAS[table].fieldNames())
+
+    def append(self, table: str, rows: DataFrame) -> None:
+        """Append rows (``lineage_runs`` only: one row per run by design)."""
+        name, path = self.location(table)
+        writer = rows.select(*TABLE_SCHEMAS[table].fieldNames()).write.format("delta").mode(
+            "append"
+        )
+        if name:
+            writer.saveAsTable(name)
+        else:
+            writer.save(path)
+
+    def last_operation_metrics(self, table: str) -> dict[str, int]:
+        """Row counts of the latest commit (MERGE: inserted/updated/deleted target rows)."""
+        row = self.delta_table(table).history(1).select("operationMetrics").first()
+        metrics: Mapping[str, str] = (row and row["operationMetrics"]) or {}
+        return {k: int(v) for k, v in metrics.items() if str(v).isdigit()}
+
+
+def _differs(columns: Iterable[str]) -> str:
+    """SQL condition: any column differs between target ``t`` and source ``s`` (null-safe)."""
+    return " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in columns)
+
+
+def _key_condition(table: str) -> str:
+    return " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in TABLE_KEYS[table])
+
+
+def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
+    """Insert new keys, update rows whose values changed; unchanged rows are not rewritten.
+
+    ``rows`` must be unique on the table's key (callers dedupe; MERGE rejects duplicates).
+    """
+    columns = TABLE_SCHEMAS[table].fieldNames()
+    values = [c for c in columns if c not in TABLE_KEYS[table]]
+    source = rows.select(*columns)
+    (
+        tables.delta_table(table)
+        .alias("t")
+        .merge(source.alias("s"), _key_condition(table))
+        .whenMatchedUpdate(condition=_differs(values), set={c: f"s.`{c}`" for c in values})
+        .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
+        .execute()
+    )
+    return tables.last_operation_metrics(table)
+
+
+def merge_insert_only(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
+    """Insert rows whose key is new; existing rows are never touched (quarantine)."""
+    columns = TABLE_SCHEMAS[table].fieldNames()
+    (
+        tables.delta_table(table)
+        .alias("t")
+        .merge(rows.select(*columns).alias("s"), _key_condition(table))
+        .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
+        .execute()
+    )
+    return tables.last_operation_metrics(table)
+
+
+def merge_reconcile(
+    tables: LineageTables, table: str, desired: DataFrame, stale: DataFrame
+) -> dict[str, int]:
+    """One MERGE: upsert ``desired`` rows and delete the ``stale`` keys (both unique on key)."""
+    columns = TABLE_SCHEMAS[table].fieldNames()
+    values = [c for c in columns if c not in TABLE_KEYS[table]]
+    source = desired.select(*columns, F.lit(False).alias(_DELETE_FLAG)).unionByName(
+        stale.select(*columns, F.lit(True).alias(_DELETE_FLAG))
+    )
+    (
+        tables.delta_table(table)
+        .alias("t")
+        .merge(source.alias("s"), _key_condition(table))
+        .whenMatchedDelete(condition=f"s.{_DELETE_FLAG}")
+        .whenMatchedUpdate(
+            condition=f"NOT s.{_DELETE_FLAG} AND ({_differs(values)})",
+            set={c: f"s.`{c}`" for c in values},
+        )
+        .whenNotMatchedInsert(
+            condition=f"NOT s.{_DELETE_FLAG}", values={c: f"s.`{c}`" for c in columns}
+        )
+        .execute()
+    )
+    return tables.last_operation_metrics(table)
+
+
+# --- derivations from the facts ----------------------------------------------------------------
+
+
+def fingerprint_stats(queries: DataFrame) -> DataFrame:
+    """Per fingerprint: first_seen, last_seen (log start_time) and distinct query_id count."""
+    return queries.groupBy("fingerprint").agg(
+        F.min("start_time").alias("first_seen"),
+        F.max("start_time").alias("last_seen"),
+        F.countDistinct("query_id").cast("long").alias("occurrences"),
+    )
+
+
+def annotate_edge_kind(queries: DataFrame, parsed: DataFrame) -> DataFrame:
+    """Add edge_kind and object_name (the lineage "owner") to query rows.
+
+    A view or procedure definition row, or a logged CREATE VIEW, is a definition (edge_kind
+    ``view`` / ``procedure``) of the object it creates; anything else is ``query`` lineage.
+    The definition's object name is the statement's single target when it has one (canonical),
+    else the row's object_name, lower-cased.
+    """
+    info = parsed.select(
+        "fingerprint",
+        "statement_type",
+        F.when(F.size("targets") == 1, F.element_at("targets", 1)).alias("_target"),
+    )
+    kind = (
+        F.when(F.col("object_kind") == "view", F.lit("view"))
+        .when(F.col("object_kind") == "procedure", F.lit("procedure"))
+        .when(F.col("statement_type") == "CREATE_VIEW", F.lit("view"))
+        .otherwise(F.lit("query"))
+    )
+    return (
+        queries.join(info, "fingerprint", "inner")
+        .withColumn("edge_kind", kind)
+        .withColumn(
+            "object_name",
+            F.when(
+                F.col("edge_kind") == "procedure",
+                F.coalesce(F.lower("object_name"), F.col("_target")),
+            )
+            .when(
+                F.col("edge_kind") == "view",
+                F.coalesce(
+                    F.when(F.col("statement_type") == "CREATE_VIEW", F.col("_target")),
+                    F.lower("object_name"),
+                    F.col("_target"),
+                ),
+            )
+            .otherwise(F.lit(None).cast("string")),
+        )
+        .drop("_target", "statement_type")
+    )
+
+
+def current_lineage_rows(annotated: DataFrame) -> DataFrame:
+    """Rows whose lineage counts: every query row, and for each defined object only the rows of
+    its newest definition (latest start_time, then query_id)."""
+    newest = Window.partitionBy("edge_kind", "object_name").orderBy(
+        F.col("start_time").desc_nulls_last(), F.col("query_id").desc()
+    )
+    definitions = (
+        annotated.where(F.col("edge_kind").isin(*DEFINITION_EDGE_KINDS))
+        .withColumn("_current", F.first("fingerprint").over(newest))
+        .where(F.col("fingerprint") == F.col("_current"))
+        .drop("_current")
+    )
+    return annotated.where(~F.col("edge_kind").isin(*DEFINITION_EDGE_KINDS)).unionByName(
+        definitions
+    )
+
+
+def lineage_edges(rows: DataFrame, parsed: DataFrame, *, column_level: bool) -> DataFrame:
+    """Edge rows (TABLE_LINEAGE / COLUMN_LINEAGE columns), unique on the natural key.
+
+    ``rows`` are ``current_lineage_rows``; stats are computed over the rows of each (edge kind,
+    object, fingerprint) group, so ``occurrences`` is a count of distinct query ids.
+    """
+    grouped = rows.groupBy("fingerprint", "edge_kind", "object_name").agg(
+        F.max("source_system").alias("source_system"),
+        F.min("start_time").alias("first_seen"),
+        F.max("start_time").alias("last_seen"),
+        F.countDistinct("query_id").cast("long").alias("occurrences"),
+    )
+    array_col = "column_edges" if column_level else "table_edges"
+    edges = parsed.select("fingerprint", F.explode(array_col).alias("e")).select(
+        "fingerprint", "e.*"
+    )
+    table = "column_lineage" if column_level else "table_lineage"
+    key = list(TABLE_KEYS[table])
+    joined = grouped.join(edges, "fingerprint", "inner").where(
+        F.col("source_table").isNotNull() & F.col("target_table").isNotNull()
+    )
+    # A fingerprint shared by two objects (identical definitions) must not duplicate a key.
+    return joined.groupBy(*key).agg(
+        F.max("object_name").alias("object_name"),
+        F.max("source_system").alias("source_system"),
+        F.min("first_seen").alias("first_seen"),
+        F.max("last_seen").alias("last_seen"),
+        F.max("occurrences").alias("occurrences"),
+    )
+
+
+def stale_rows(existing_in_scope: DataFrame, desired: DataFrame, table: str) -> DataFrame:
+    """Existing rows in scope whose key is no longer desired (null-safe key comparison)."""
+    key = list(TABLE_KEYS[table])
+    wanted = desired.select(*[F.col(k).alias(f"_d_{k}") for k in key])
+    condition = reduce(
+        lambda a, b: a & b,
+        [existing_in_scope[k].eqNullSafe(wanted[f"_d_{k}"]) for k in key],
+    )
+    return existing_in_scope.join(wanted, condition, "left_anti")
+
+
+def dict_to_map(values: Mapping[str, Any]) -> Column:
+    """A literal map column from a Python dict (sorted keys, for stable output)."""
+    items = sorted(values.items())
+    if not items:
+        return F.create_map().cast("map<string,bigint>")
+    return F.create_map(*[x for k, v in items for x in (F.lit(k), F.lit(v))])

@@ -1,0 +1,384 @@
+"""The extraction pipeline: query logs → parsed statements → lineage Delta tables.
+
+``run(spark, settings)`` sequences the steps; each step is a function of ``readers``,
+``transforms``, ``udfs`` and ``delta``. Stages are timed on the driver at their materialization
+points (read, prepare, parse, write).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from lineage_udfs.core.enums import ErrorKind, ParseStatus
+from lineage_udfs.settings import JobSettings
+from lineage_udfs.spark.delta import (
+    DEFINITION_EDGE_KINDS,
+    LineageTables,
+    annotate_edge_kind,
+    current_lineage_rows,
+    dict_to_map,
+    fingerprint_stats,
+    lineage_edges,
+    merge_insert_only,
+    merge_reconcile,
+    merge_upsert,
+    stale_rows,
+)
+from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
+from lineage_udfs.spark.schemas import (
+    PARSE_RESULT_SCHEMA,
+    PARSED_STATEMENTS_SCHEMA,
+    QUARANTINE_SCHEMA,
+    QUERIES_SCHEMA,
+)
+from lineage_udfs.spark.transforms import (
+    FINGERPRINT,
+    IS_RELEVANT,
+    PARSE_RESULT,
+    distinct_statements,
+    load_failures,
+    parse_statements,
+    prepare_statements,
+    with_default_dialect,
+)
+from lineage_udfs.spark.udfs import parser_version
+
+logger = logging.getLogger(__name__)
+
+QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus.TIMEOUT))
+"""Parse outcomes that give no lineage at all and are quarantined (plus skipped-as-too-large)."""
+
+
+@dataclass
+class RunSummary:
+    """Counts and timings of one run (also the ``lineage_runs`` row)."""
+
+    run_id: str
+    started_at: datetime
+    parser_version: str
+    rows_read: int = 0
+    load_quarantined: int = 0
+    rows_not_relevant: int = 0
+    rows_relevant: int = 0
+    duplicate_query_ids: int = 0
+    distinct_statements: int = 0
+    parsed_statements: int = 0
+    reused_statements: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    by_parser: dict[str, int] = field(default_factory=dict)
+    table_edges_written: int = 0
+    column_edges_written: int = 0
+    table_edges_in_scope: int = 0
+    column_edges_in_scope: int = 0
+    quarantined_new: int = 0
+    input_fingerprint: str = ""
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    status: str = "running"
+
+    def describe(self) -> str:
+        """Multi-line human summary for the driver log."""
+        seconds = ", ".join(f"{k}={v:.1f}s" for k, v in self.stage_seconds.items())
+        return "\n".join(
+            [
+                f"run {self.run_id} ({self.status}), parser {self.parser_version}",
+                f"  rows read            {self.rows_read}",
+                f"  quarantined at load  {self.load_quarantined}",
+                f"  not lineage-relevant {self.rows_not_relevant}",
+                f"  relevant rows        {self.rows_relevant}"
+                f" (duplicate query ids dropped: {self.duplicate_query_ids})",
+                f"  distinct statements  {self.distinct_statements}"
+                f" (parsed now {self.parsed_statements}, reused {self.reused_statements})",
+                f"  by status            {self.by_status}",
+                f"  by parser            {self.by_parser}",
+                f"  table edges          {self.table_edges_in_scope} in scope,"
+                f" {self.table_edges_written} written (inserted/updated/deleted)",
+                f"  column edges         {self.column_edges_in_scope} in scope,"
+                f" {self.column_edges_written} written (inserted/updated/deleted)",
+                f"  quarantined (new)    {self.quarantined_new}",
+                f"  seconds per stage    {seconds}",
+            ]
+        )
+
+
+@contextmanager
+def _stage(summary: RunSummary, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        summary.stage_seconds[name] = round(time.perf_counter() - started, 3)
+
+
+def _written(metrics: dict[str, int]) -> int:
+    return sum(
+        metrics.get(k, 0)
+        for k in ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+    )
+
+
+def _materialize(frame: DataFrame) -> tuple[DataFrame, int]:
+    cached = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    return cached, cached.count()
+
+
+def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
+    """Extract lineage from the configured query logs into the configured Delta tables.
+
+    Re-running on the same input leaves parsed_statements, queries, table_lineage,
+    column_lineage and quarantine unchanged; lineage_runs gets one row per run.
+
+    Raises:
+        InputError: a source cannot be read or lacks a required column.
+    """
+    summary = RunSummary(uuid.uuid4().hex, datetime.now(UTC), parser_version())
+    tables = LineageTables(spark, settings.sink)
+    cached: list[DataFrame] = []
+    try:
+        _run(spark, settings, tables, summary, cached)
+        summary.status = "succeeded"
+    except Exception:
+        summary.status = "failed"
+        raise
+    finally:
+        for frame in cached:
+            frame.unpersist()
+        summary.stage_seconds["total"] = round(
+            (datetime.now(UTC) - summary.started_at).total_seconds(), 3
+        )
+        _record_run(spark, tables, settings, summary)
+    logger.info("extraction summary\n%s", summary.describe())
+    return summary
+
+
+def _run(
+    spark: SparkSession,
+    settings: JobSettings,
+    tables: LineageTables,
+    summary: RunSummary,
+    cached: list[DataFrame],
+) -> None:
+    with _stage(summary, "setup"):
+        tables.ensure_all()
+
+    with _stage(summary, "read"):
+        log = with_default_dialect(
+            read_query_logs(spark, settings.sources), settings.parser.default_dialect
+        )
+        log, summary.rows_read = _materialize(log)
+        cached.append(log)
+        stats = log.agg(
+            F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),
+            # order-independent, overflow-free digest of the input's identities
+            F.sum(F.xxhash64(SOURCE_NAME, "query_id").bitwiseAND(F.lit(0xFFFFFFFF))).alias(
+                "input"
+            ),
+        ).first()
+        summary.load_quarantined = int(stats["bad"] or 0)  # type: ignore[index]
+        summary.input_fingerprint = f"{int(stats['input'] or 0):016x}"  # type: ignore[index]
+
+    with _stage(summary, "prepare"):
+        prepared = prepare_statements(log.where(F.col(LOAD_ERROR).isNull()))
+        dedupe = Window.partitionBy("query_id").orderBy(
+            F.col("start_time").asc_nulls_last(), F.col(FINGERPRINT)
+        )
+        relevant = (
+            prepared.where(F.col(IS_RELEVANT))
+            .withColumn("_n", F.row_number().over(dedupe))
+        )
+        relevant, relevant_with_dups = _materialize(relevant)
+        cached.append(relevant)
+        summary.rows_not_relevant = (
+            summary.rows_read - summary.load_quarantined - relevant_with_dups
+        )
+        relevant = relevant.where(F.col("_n") == 1).drop("_n")
+        summary.rows_relevant = relevant.count()
+        summary.duplicate_query_ids = relevant_with_dups - summary.rows_relevant
+        statements, summary.distinct_statements = _materialize(distinct_statements(relevant))
+        cached.append(statements)
+        batch_fps = statements.select(FINGERPRINT)
+
+    with _stage(summary, "parse"):
+        version = parser_version()
+        to_parse = statements
+        if settings.parser.incremental:
+            done = (
+                tables.read("parsed_statements")
+                .where(F.col("parser_version") == version)
+                .select(FINGERPRINT)
+            )
+            to_parse = statements.join(done, FINGERPRINT, "left_anti")
+        partitions = settings.parser.partitions or 3 * spark.sparkContext.defaultParallelism
+        parsed, summary.parsed_statements = _materialize(
+            parse_statements(to_parse, settings.parser.to_options(), partitions)
+        )
+        cached.append(parsed)
+        summary.reused_statements = summary.distinct_statements - summary.parsed_statements
+
+    with _stage(summary, "write"):
+        merge_upsert(tables, "queries", relevant.select(*QUERIES_SCHEMA.fieldNames()))
+        stats_df = fingerprint_stats(
+            tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi")
+        )
+        _merge_parsed_statements(tables, parsed, stats_df, batch_fps, version)
+        _merge_lineage(tables, batch_fps, summary, cached)
+        _merge_quarantine(tables, log, parsed, stats_df, summary)
+        counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
+        summary.by_status = _count_by(counts, "status")
+        summary.by_parser = _count_by(counts, "parser")
+
+
+def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
+    return {
+        str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()
+    }
+
+
+def _merge_parsed_statements(
+    tables: LineageTables,
+    parsed: DataFrame,
+    stats: DataFrame,
+    batch_fps: DataFrame,
+    version: str,
+) -> None:
+    """Upsert new parses and refresh usage stats of every fingerprint in the batch."""
+    result_fields = [
+        f for f in PARSE_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS_SCHEMA.fieldNames()
+    ]
+    new_rows = parsed.select(
+        FINGERPRINT,
+        "dialect",
+        *[F.col(f"{PARSE_RESULT}.{f}").alias(f) for f in result_fields],
+        F.lit(version).alias("parser_version"),
+    )
+    existing = (
+        tables.read("parsed_statements")
+        .join(batch_fps, FINGERPRINT, "left_semi")
+        .join(new_rows.select(FINGERPRINT), FINGERPRINT, "left_anti")
+        .drop("first_seen", "last_seen", "occurrences")
+    )
+    rows = new_rows.unionByName(existing).join(stats, FINGERPRINT, "inner")
+    merge_upsert(tables, "parsed_statements", rows)
+
+
+def _merge_lineage(
+    tables: LineageTables, batch_fps: DataFrame, summary: RunSummary, cached: list[DataFrame]
+) -> None:
+    """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables."""
+    parsed_all = tables.read("parsed_statements")
+    annotated = annotate_edge_kind(tables.read("queries"), parsed_all)
+    batch_rows = annotated.join(batch_fps, FINGERPRINT, "left_semi")
+    objects = (
+        batch_rows.where(F.col("edge_kind").isin(*DEFINITION_EDGE_KINDS))
+        .select("edge_kind", "object_name")
+        .distinct()
+    )
+    object_rows = annotated.join(objects, ["edge_kind", "object_name"], "left_semi")
+    scope_rows = batch_rows.unionByName(object_rows).dropDuplicates(["query_id"])
+    current = current_lineage_rows(scope_rows)
+    for table, column_level in (("table_lineage", False), ("column_lineage", True)):
+        desired, n_desired = _materialize(
+            lineage_edges(current, parsed_all, column_level=column_level)
+        )
+        existing = tables.read(table)
+        in_scope = existing.join(batch_fps, FINGERPRINT, "left_semi").unionByName(
+            existing.join(objects, ["edge_kind", "object_name"], "left_semi")
+        ).distinct()
+        stale, n_stale = _materialize(stale_rows(in_scope, desired, table))
+        cached.extend([desired, stale])
+        written = 0
+        if n_desired or n_stale:
+            written = _written(merge_reconcile(tables, table, desired, stale))
+        if column_level:
+            summary.column_edges_in_scope, summary.column_edges_written = n_desired, written
+        else:
+            summary.table_edges_in_scope, summary.table_edges_written = n_desired, written
+
+
+def _merge_quarantine(
+    tables: LineageTables,
+    log: DataFrame,
+    parsed: DataFrame,
+    stats: DataFrame,
+    summary: RunSummary,
+) -> None:
+    """Insert load failures and parse failures not yet quarantined (deterministic ids)."""
+    load = load_failures(log).withColumn(
+        "quarantine_id",
+        F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
+    )
+    result = F.col(PARSE_RESULT)
+    failed = parsed.where(
+        result.status.isin(*QUARANTINE_STATUSES)
+        | (
+            (result.status == str(ParseStatus.SKIPPED))
+            & (result.error_kind == str(ErrorKind.TOO_LARGE))
+        )
+    )
+    parse = failed.join(stats, FINGERPRINT, "left").select(
+        F.sha2(F.concat_ws("\x1f", F.lit("parse"), F.col(FINGERPRINT)), 256).alias(
+            "quarantine_id"
+        ),
+        F.lit("parse").alias("stage"),
+        F.concat_ws(
+            ": ",
+            F.concat(F.lit("parse "), result.status),
+            F.coalesce(result.error, F.lit("no lineage")),
+        ).alias("reason"),
+        result.error_kind.alias("error_kind"),
+        F.lit(None).cast("string").alias("query_id"),
+        FINGERPRINT,
+        F.lit(None).cast("string").alias("source_file"),
+        F.col("masked_sql").alias("masked_record"),
+        "first_seen",
+        "last_seen",
+    )
+    rows = (
+        load.unionByName(parse)
+        .withColumn("run_id", F.lit(summary.run_id))
+        .dropDuplicates(["quarantine_id"])
+        .select(*QUARANTINE_SCHEMA.fieldNames())
+    )
+    metrics = merge_insert_only(tables, "quarantine", rows)
+    summary.quarantined_new = metrics.get("numTargetRowsInserted", 0)
+
+
+def _record_run(
+    spark: SparkSession, tables: LineageTables, settings: JobSettings, summary: RunSummary
+) -> None:
+    """Append this run's row to lineage_runs (best effort when the run itself failed)."""
+    try:
+        tables.ensure("lineage_runs")
+        row = spark.range(1).select(
+            F.lit(summary.run_id).alias("run_id"),
+            F.lit(summary.started_at).cast("timestamp").alias("started_at"),
+            F.current_timestamp().alias("ended_at"),
+            F.lit(settings.model_dump_json()).alias("config_json"),
+            F.lit(summary.input_fingerprint).alias("input_fingerprint"),
+            F.lit(summary.rows_read).cast("long").alias("rows_read"),
+            F.lit(summary.rows_not_relevant).cast("long").alias("rows_not_relevant"),
+            F.lit(summary.rows_relevant).cast("long").alias("rows_relevant"),
+            F.lit(summary.distinct_statements).cast("long").alias("distinct_statements"),
+            F.lit(summary.parsed_statements).cast("long").alias("parsed_statements"),
+            dict_to_map(summary.by_status).cast("map<string,bigint>").alias("by_status"),
+            dict_to_map(summary.by_parser).cast("map<string,bigint>").alias("by_parser"),
+            F.lit(summary.table_edges_written).cast("long").alias("table_edges"),
+            F.lit(summary.column_edges_written).cast("long").alias("column_edges"),
+            F.lit(summary.quarantined_new).cast("long").alias("quarantined"),
+            dict_to_map(summary.stage_seconds).cast("map<string,double>").alias("stage_seconds"),
+            F.lit(summary.status).alias("status"),
+        )
+        tables.append("lineage_runs", row)
+    except Exception:
+        if summary.status == "succeeded":
+            raise
+        logger.exception("could not record the failed run %s in lineage_runs", summary.run_id)

@@ -1,0 +1,219 @@
+"""Query-log readers: CSV, JSON Lines, Parquet and Delta → the canonical log schema.
+
+Every reader returns the columns of ``QUERY_LOG_SCHEMA`` plus four bookkeeping columns
+(:data:`SOURCE_NAME`, :data:`SOURCE_FILE`, :data:`RAW_RECORD`, :data:`LOAD_ERROR`). A row that
+cannot be loaded (corrupt CSV/JSON record, unparsable timestamp, null or blank query text) is
+kept with its ``LOAD_ERROR`` reason, so the job can quarantine it: nothing is silently dropped
+and one bad row never fails the job. A missing required column fails fast with ``InputError``.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DateType, StringType, StructField, StructType, TimestampType
+
+from lineage_udfs.core.errors import InputError
+from lineage_udfs.settings import CANONICAL_COLUMNS, SourceSettings
+from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
+
+logger = logging.getLogger(__name__)
+
+SOURCE_NAME = "_source_name"
+SOURCE_FILE = "_source_file"
+RAW_RECORD = "_raw_record"
+"""The unparsed text of a corrupt record (masked before it is stored)."""
+LOAD_ERROR = "_load_error"
+"""Why the row cannot be loaded, or null."""
+LOAD_COLUMNS: tuple[str, ...] = (SOURCE_NAME, SOURCE_FILE, RAW_RECORD, LOAD_ERROR)
+
+CORRUPT_COLUMN = "_corrupt_record"
+REQUIRED_COLUMNS: tuple[str, ...] = ("query_text",)
+TIMESTAMP_COLUMNS: tuple[str, ...] = ("start_time", "end_time")
+
+_CSV_DEFAULTS = {"header": "true", "multiLine": "true", "quote": '"', "escape": '"'}
+_HASH_SEPARATOR = "\x1f"
+
+
+def read_query_logs(spark: SparkSession, sources: list[SourceSettings]) -> DataFrame:
+    """Read and union every enabled source (canonical + bookkeeping columns).
+
+    Raises:
+        InputError: no enabled source, or a source lacks a required column.
+    """
+    enabled = [s for s in sources if s.enabled]
+    if not enabled:
+        raise InputError("no enabled query-log source in settings (sources: [])")
+    frames = [read_query_log(spark, source) for source in enabled]
+    return reduce(DataFrame.unionByName, frames)
+
+
+def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
+    """Read one source and map it to the canonical log schema.
+
+    Args:
+        spark: the session.
+        source: format, path, column mapping, constant defaults, timestamp format.
+
+    Returns:
+        ``QUERY_LOG_SCHEMA`` columns in order, then ``LOAD_COLUMNS``.
+
+    Raises:
+        InputError: the source cannot be opened, or a required or explicitly mapped column is
+            missing (the message names it and lists the available columns).
+    """
+    raw = _read_raw(spark, source)
+    available = [c for c in raw.columns if c != CORRUPT_COLUMN]
+    mapping = _resolve_mapping(source, available)
+    types = dict(raw.dtypes)
+
+    def value(canonical: str) -> Column:
+        src = mapping.get(canonical)
+        col = F.col(f"`{src}`").cast(StringType()) if src else F.lit(None).cast(StringType())
+        if canonical != "query_text":
+            col = F.nullif(F.trim(col), F.lit(""))
+        if canonical in source.defaults:
+            col = F.coalesce(col, F.lit(source.defaults[canonical]))
+        return col
+
+    selected: dict[str, Column] = {}
+    errors: list[Column] = []
+    has_corrupt = CORRUPT_COLUMN in raw.columns
+    if has_corrupt:
+        errors.append(F.when(F.col(CORRUPT_COLUMN).isNotNull(), F.lit("corrupt record")))
+    text = value("query_text")
+    errors.append(
+        F.when(
+            text.isNull() | (F.length(F.trim(text)) == 0),
+            F.lit("null or empty query_text"),
+        )
+    )
+    for canonical in CANONICAL_COLUMNS:
+        if canonical in TIMESTAMP_COLUMNS:
+            parsed, error = _timestamp(mapping.get(canonical), types, source, canonical)
+            selected[canonical] = parsed
+            errors.append(error)
+        elif canonical != "query_id":
+            selected[canonical] = text if canonical == "query_text" else value(canonical)
+    selected["object_kind"] = F.lower(F.coalesce(selected["object_kind"], F.lit("query")))
+    selected["dialect"] = F.lower(selected["dialect"])
+    row_hash = F.sha2(
+        F.concat_ws(
+            _HASH_SEPARATOR,
+            F.lit(source.name),
+            *[F.coalesce(F.col(f"`{c}`").cast(StringType()), F.lit("")) for c in available],
+            *([F.coalesce(F.col(CORRUPT_COLUMN), F.lit(""))] if has_corrupt else []),
+        ),
+        256,
+    )
+    selected["query_id"] = F.coalesce(value("query_id"), row_hash)
+    source_file = (
+        F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
+    )
+    columns = [selected[f.name].cast(f.dataType).alias(f.name) for f in QUERY_LOG_SCHEMA]
+    return raw.select(
+        *columns,
+        F.lit(source.name).alias(SOURCE_NAME),
+        source_file.cast(StringType()).alias(SOURCE_FILE),
+        (F.col(CORRUPT_COLUMN) if has_corrupt else F.lit(None).cast(StringType())).alias(
+            RAW_RECORD
+        ),
+        F.coalesce(*errors).alias(LOAD_ERROR),
+    )
+
+
+def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
+    fmt = source.format
+    try:
+        if fmt == "csv":
+            options = {**_CSV_DEFAULTS, **source.options}
+            header = spark.read.options(**options).csv(source.path).columns
+            schema = StructType(
+                [StructField(c, StringType(), True) for c in header]
+                + [StructField(CORRUPT_COLUMN, StringType(), True)]
+            )
+            return (
+                spark.read.options(**options)
+                .option("mode", "PERMISSIVE")
+                .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
+                .schema(schema)
+                .csv(source.path)
+            )
+        if fmt == "jsonl":
+            options = {**source.options, "columnNameOfCorruptRecord": CORRUPT_COLUMN}
+            inferred = spark.read.options(**options).json(source.path).columns
+            # Re-read with every field as a string: types come from the mapping, not inference.
+            schema = StructType(
+                [StructField(c, StringType(), True) for c in inferred if c != CORRUPT_COLUMN]
+                + [StructField(CORRUPT_COLUMN, StringType(), True)]
+            )
+            return spark.read.options(**options).option("mode", "PERMISSIVE").schema(schema).json(
+                source.path
+            )
+        if fmt == "parquet":
+            return spark.read.options(**source.options).parquet(source.path)
+        if "/" not in source.path and ":" not in source.path:
+            return spark.read.table(source.path)  # a catalog table name
+        return spark.read.options(**source.options).format("delta").load(source.path)
+    except InputError:
+        raise
+    except Exception as exc:  # AnalysisException and friends: path missing, bad format
+        raise InputError(
+            f"cannot read {fmt} source {source.name!r} at {source.path}: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        ) from exc
+
+
+def _resolve_mapping(source: SourceSettings, available: list[str]) -> dict[str, str]:
+    """canonical → source column; explicit mappings must exist, same-named columns are used."""
+    mapping: dict[str, str] = {}
+    for canonical in CANONICAL_COLUMNS:
+        explicit = source.columns.get(canonical)
+        if explicit is not None:
+            if explicit not in available:
+                raise InputError(
+                    f"source {source.name!r} ({source.path}): column {explicit!r} mapped to "
+                    f"{canonical} is missing; available columns: {available}"
+                )
+            mapping[canonical] = explicit
+        elif canonical in available:
+            mapping[canonical] = canonical
+    for required in REQUIRED_COLUMNS:
+        if required not in mapping:
+            raise InputError(
+                f"source {source.name!r} ({source.path}) has no {required} column (map one with "
+                f"sources[].columns.{required}); available columns: {available}"
+            )
+    return mapping
+
+
+def _timestamp(
+    src: str | None, types: dict[str, str], source: SourceSettings, canonical: str
+) -> tuple[Column, Column]:
+    """(parsed timestamp, load error or null) for one timestamp column."""
+    if src is None:
+        default = source.defaults.get(canonical)
+        if default is None:
+            return F.lit(None).cast(TimestampType()), F.lit(None).cast(StringType())
+        raw = F.lit(default)
+    else:
+        dtype = types[src]
+        if dtype.startswith("timestamp"):
+            return F.col(f"`{src}`").cast(TimestampType()), F.lit(None).cast(StringType())
+        if dtype == DateType().simpleString():
+            return F.col(f"`{src}`").cast(TimestampType()), F.lit(None).cast(StringType())
+        raw = F.nullif(F.trim(F.col(f"`{src}`").cast(StringType())), F.lit(""))
+    parsed = (
+        F.try_to_timestamp(raw, F.lit(source.timestamp_format))
+        if source.timestamp_format
+        else F.try_to_timestamp(raw)
+    )
+    expected = source.timestamp_format or "ISO-8601"
+    error = F.when(
+        raw.isNotNull() & parsed.isNull(),
+        F.lit(f"unparsable {canonical} (expected format {expected})"),
+    )
+    return parsed, error

@@ -1,0 +1,202 @@
+"""DataFrame → DataFrame steps of the extraction: clean, mask, fingerprint, filter, dedupe, parse.
+
+Cleaning, masking, normalizing and fingerprinting run as Spark SQL expressions built from the
+regex constants of ``lineage_udfs.core.fingerprint`` (the same algorithm as its pure-Python
+functions; a Spark test checks they agree). Only parsing needs Python, once per distinct
+fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from lineage_udfs.core import fingerprint as fp
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.spark.readers import LOAD_ERROR, RAW_RECORD, SOURCE_FILE, SOURCE_NAME
+from lineage_udfs.spark.udfs import make_parse_udf
+
+PARSE_TEXT = "parse_text"
+"""Cleaned, unmasked statement: only ever given to the parser, never stored."""
+MASKED_SQL = "masked_sql"
+FINGERPRINT = "fingerprint"
+IS_RELEVANT = "is_relevant"
+PARSE_RESULT = "parse_result"
+
+
+def _whole(pattern: str) -> str:
+    return f"^(?:{pattern})$"
+
+
+def mask_literals_col(text: Column, dialect: Column) -> Column:
+    """Spark twin of ``fingerprint.mask_literals``: tokenize, classify each token, re-join.
+
+    ``regexp_extract_all(text, TOKEN_PATTERN, 0)`` yields every token (the pattern covers every
+    character); the CASE tests the same anchored class patterns in the same order as Python.
+    """
+    tokens = F.regexp_extract_all(text, F.lit(fp.TOKEN_PATTERN), F.lit(0))
+    dq_is_string = F.coalesce(F.lower(dialect).isin(*fp.DOUBLE_QUOTE_STRING_DIALECTS), F.lit(False))
+
+    def classify(token: Column) -> Column:
+        return (
+            F.when(token.rlike(_whole(fp.COMMENT_PATTERN)), F.lit(fp.COMMENT_REPLACEMENT))
+            .when(
+                token.rlike(_whole(fp.DOLLAR_STRING_PATTERN))
+                | token.rlike(_whole(fp.SINGLE_QUOTED_PATTERN)),
+                F.lit(fp.LITERAL_REPLACEMENT),
+            )
+            .when(
+                dq_is_string & token.rlike(_whole(fp.DOUBLE_QUOTED_PATTERN)),
+                F.lit(fp.LITERAL_REPLACEMENT),
+            )
+            .when(token.rlike(_whole(fp.NUMBER_PATTERN)), F.lit(fp.LITERAL_REPLACEMENT))
+            .otherwise(token)
+        )
+
+    return F.array_join(F.transform(tokens, classify), "")
+
+
+def clean_statement_col(text: Column) -> Column:
+    """Spark twin of ``fingerprint.clean_statement``."""
+    no_grants = F.regexp_replace(text, F.lit(fp.COPY_GRANTS_PATTERN), F.lit(""))
+    return F.regexp_replace(no_grants, F.lit(fp.TRAILING_PATTERN), F.lit(""))
+
+
+def normalize_masked_col(masked: Column) -> Column:
+    """Spark twin of ``fingerprint.normalize_masked`` (collapse whitespace, trim spaces)."""
+    collapsed = F.regexp_replace(masked, F.lit(fp.WHITESPACE_PATTERN), F.lit(" "))
+    return F.regexp_replace(collapsed, F.lit("^ +| +$"), F.lit(""))
+
+
+def fingerprint_col(
+    normalized: Column,
+    parse_text: Column,
+    dialect: Column,
+    default_database: Column,
+    default_schema: Column,
+    object_kind: Column,
+) -> Column:
+    """Spark twin of ``fingerprint.fingerprint`` (``parse_text`` is the cleaned text)."""
+    is_definition = F.coalesce(F.lower(object_kind).isin(*fp.DEFINITION_KINDS), F.lit(False))
+    payload = F.concat_ws(
+        fp.FINGERPRINT_SEPARATOR,
+        F.coalesce(dialect, F.lit("")),
+        F.coalesce(default_database, F.lit("")),
+        F.coalesce(default_schema, F.lit("")),
+        normalized,
+        F.when(is_definition, parse_text).otherwise(F.lit("")),
+    )
+    return F.substring(F.sha2(payload, 256), 1, fp.FINGERPRINT_HEX_CHARS)
+
+
+def is_relevant_col(normalized: Column, object_kind: Column) -> Column:
+    """Spark twin of ``fingerprint.is_lineage_relevant``."""
+    is_definition = F.coalesce(F.lower(object_kind).isin(*fp.DEFINITION_KINDS), F.lit(False))
+    plainly_not = normalized.rlike(fp.NOT_RELEVANT_PATTERN) & ~normalized.rlike(
+        fp.LINEAGE_KEYWORD_PATTERN
+    )
+    return is_definition | ~plainly_not
+
+
+def with_default_dialect(log: DataFrame, default_dialect: str) -> DataFrame:
+    """Fill null dialects with the parser default (sources usually set one per source)."""
+    return log.withColumn("dialect", F.coalesce(F.col("dialect"), F.lit(default_dialect.lower())))
+
+
+def prepare_statements(log: DataFrame) -> DataFrame:
+    """Add ``parse_text``, ``masked_sql``, ``fingerprint`` and ``is_relevant`` to loadable rows.
+
+    Input rows must have a non-empty ``query_text``; ``query_text`` is dropped from the output
+    (only the cleaned text for the parser and the masked text travel on).
+    """
+    parse_text = clean_statement_col(F.col("query_text"))
+    masked = normalize_masked_col(mask_literals_col(parse_text, F.col("dialect")))
+    prepared = log.withColumn(PARSE_TEXT, parse_text).withColumn(MASKED_SQL, masked)
+    return prepared.withColumn(
+        FINGERPRINT,
+        fingerprint_col(
+            F.col(MASKED_SQL),
+            F.col(PARSE_TEXT),
+            F.col("dialect"),
+            F.col("default_database"),
+            F.col("default_schema"),
+            F.col("object_kind"),
+        ),
+    ).withColumn(IS_RELEVANT, is_relevant_col(F.col(MASKED_SQL), F.col("object_kind")))
+
+
+def distinct_statements(relevant: DataFrame) -> DataFrame:
+    """One representative row per fingerprint: the earliest (start_time, query_id) row.
+
+    Returns:
+        fingerprint, dialect, default_database, default_schema, object_kind, parse_text,
+        masked_sql.
+    """
+    order = Window.partitionBy(FINGERPRINT).orderBy(
+        F.col("start_time").asc_nulls_last(), F.col("query_id")
+    )
+    return (
+        relevant.withColumn("_rank", F.row_number().over(order))
+        .where(F.col("_rank") == 1)
+        .select(
+            FINGERPRINT,
+            "dialect",
+            "default_database",
+            "default_schema",
+            "object_kind",
+            PARSE_TEXT,
+            MASKED_SQL,
+        )
+    )
+
+
+def parse_statements(
+    statements: DataFrame,
+    options: ParserOptions,
+    partitions: int,
+    *,
+    udf_factory: Callable[[ParserOptions], Callable[..., Column]] = make_parse_udf,
+) -> DataFrame:
+    """Run the parser UDF over distinct statements, spread by a hash of the fingerprint.
+
+    Returns:
+        The input columns without ``parse_text``, plus ``parse_result`` (PARSE_RESULT_SCHEMA);
+        ``parse_result.masked_sql`` is the masked text, never the original.
+    """
+    parse_udf = udf_factory(options)
+    return (
+        statements.repartition(partitions, FINGERPRINT)
+        .withColumn(
+            PARSE_RESULT,
+            parse_udf(
+                F.col(PARSE_TEXT),
+                F.col(MASKED_SQL),
+                F.col("dialect"),
+                F.col("default_database"),
+                F.col("default_schema"),
+            ),
+        )
+        .drop(PARSE_TEXT)
+    )
+
+
+def load_failures(log: DataFrame) -> DataFrame:
+    """Rows with a load error, as quarantine candidates (stage ``load``); literals masked."""
+    record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
+    masked = normalize_masked_col(
+        mask_literals_col(record, F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(
+            F.col("dialect")))
+    )
+    return log.where(F.col(LOAD_ERROR).isNotNull()).select(
+        F.lit("load").alias("stage"),
+        F.col(LOAD_ERROR).alias("reason"),
+        F.lit(None).cast("string").alias("error_kind"),
+        "query_id",
+        F.lit(None).cast("string").alias(FINGERPRINT),
+        F.concat_ws(":", F.col(SOURCE_NAME), F.col(SOURCE_FILE)).alias("source_file"),
+        masked.alias("masked_record"),
+        F.col("start_time").alias("first_seen"),
+        F.col("start_time").alias("last_seen"),
+    )

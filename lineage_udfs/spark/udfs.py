@@ -1,0 +1,108 @@
+"""The parse pandas UDF. Thin: get the per-worker parser, loop, convert, yield.
+
+Python workers are reused across tasks (``spark.python.worker.reuse``), and this module is
+imported once per worker, so :data:`_PARSERS` builds one ``LineageParser`` per worker and options
+(not per task or batch). The cache must live here, in an importable module: anything defined in a
+job script is pickled by value and rebuilt for every task.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from importlib.metadata import PackageNotFoundError, version
+
+import pandas as pd
+from pyspark.sql import Column
+from pyspark.sql.functions import pandas_udf
+
+from lineage_udfs.core.fingerprint import mask_literals
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.records import PARSE_RESULT_FIELDS, to_record
+from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA
+
+logger = logging.getLogger(__name__)
+
+_PARSERS: dict[ParserOptions, LineageParser] = {}
+
+
+def get_parser(options: ParserOptions) -> LineageParser:
+    """The worker's parser for ``options`` (built on first use)."""
+    parser = _PARSERS.get(options)
+    if parser is None:
+        parser = _PARSERS[options] = LineageParser(options)
+    return parser
+
+
+def parser_version() -> str:
+    """Our package version plus sqlglot's, e.g. ``0.1.0+sqlglot30.30.0``.
+
+    Stored with every parsed statement; a fingerprint parsed under another version is parsed
+    again. Read from package metadata so this module never imports sqlglot.
+    """
+
+    def _v(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return f"{_v('lineage-warehouse')}+sqlglot{_v('sqlglot')}"
+
+
+def _none(value: object) -> str | None:
+    return None if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+
+
+def parse_batch(
+    parser: LineageParser,
+    sql_texts: pd.Series,
+    masked_texts: pd.Series,
+    dialects: pd.Series,
+    databases: pd.Series,
+    schemas: pd.Series,
+) -> pd.DataFrame:
+    """Parse one Arrow batch into a frame with one column per ``PARSE_RESULT_FIELDS`` field.
+
+    The parser sees the original text; the output carries only ``masked_texts``, and error
+    messages are masked too (a syntax error message may quote the statement).
+    """
+    records = []
+    for sql, masked, dialect, database, schema in zip(
+        sql_texts, masked_texts, dialects, databases, schemas, strict=True
+    ):
+        result = parser.parse(
+            _none(sql),
+            dialect=_none(dialect),
+            default_catalog=_none(database),
+            default_schema=_none(schema),
+        )
+        record = to_record(result)
+        record["masked_sql"] = _none(masked)
+        if record["error"]:
+            record["error"] = mask_literals(record["error"], "mysql")
+        for statement in record["statements"]:
+            if statement["error"]:
+                statement["error"] = mask_literals(statement["error"], "mysql")
+        records.append(record)
+    return pd.DataFrame.from_records(records, columns=list(PARSE_RESULT_FIELDS))
+
+
+def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
+    """Return the iterator pandas UDF ``(sql, masked_sql, dialect, database, schema) → struct``.
+
+    The struct is ``PARSE_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
+    failures as data) and runs on the worker's main thread, where the parser's SIGALRM timeout
+    works (Arrow UDF concurrency must stay off).
+    """
+
+    @pandas_udf(PARSE_RESULT_SCHEMA)  # type: ignore[call-overload]
+    def parse_sql(
+        batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series, pd.Series]],
+    ) -> Iterator[pd.DataFrame]:
+        parser = get_parser(options)
+        for sql_texts, masked_texts, dialects, databases, schemas in batches:
+            yield parse_batch(parser, sql_texts, masked_texts, dialects, databases, schemas)
+
+    return parse_sql
