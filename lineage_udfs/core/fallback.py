@@ -28,7 +28,7 @@ _TARGET_RE = re.compile(
     r"\b(?:insert\s+(?:overwrite\s+table|overwrite|into\s+table|into)|"
     r"create\s+(?:or\s+replace\s+)?(?:(?:global\s+|local\s+)?(?:temporary|temp|volatile|"
     r"transient|external|materialized)\s+)*(?:table|view)(?:\s+if\s+not\s+exists)?|"
-    r"merge\s+into|update|delete\s+from|\binto)\s+([\w.`\"\[\]#@$-]+)",
+    r"merge\s+into|update|delete\s+from|into\s+table|\binto)\s+([\w.`\"\[\]#@$-]+)",
     re.IGNORECASE,
 )
 _SOURCE_RE = re.compile(
@@ -171,4 +171,9 @@ class SqlfluffTier:
                 if n and n not in ctes and n not in result.sources:
                     result.sources.append(n)
             break
+        if not result.targets:
+            # statements sqlfluff reads without a target role (LOAD DATA … INTO TABLE t, …)
+            regex = regex_tables(sql, default_catalog, default_schema)
+            result.targets = regex.targets
+            result.sources = [s for s in result.sources if s not in regex.targets]
         return result

@@ -396,10 +396,11 @@ def _mask(statement: exp.Expression, dialect: str | None) -> str | None:
 
 
 def _mask_node(node: exp.Expression) -> exp.Expression:
+    # a Var named "?" renders as ? in every dialect (a Placeholder is %s in some)
     if isinstance(node, (*_LITERAL_TYPES, exp.Boolean)):
-        return exp.Placeholder()
+        return exp.Var(this="?")
     if isinstance(node, exp.Command):  # unparsed text: keep only its keyword
-        return exp.Command(this=node.this, expression=exp.Placeholder())
+        return exp.Command(this=node.this, expression=exp.Var(this="?"))
     return node
 
 

@@ -433,6 +433,12 @@ def extract_tables(
                 if fname:
                     result.targets.append(fname)
                     skip_nodes.add(id(f))
+    elif type(statement).__name__ == "LoadData":  # LOAD DATA INPATH 'path' INTO TABLE t
+        add_target(statement.this)
+        path = statement.args.get("inpath")
+        if isinstance(path, exp.Literal) and path.is_string:
+            result.sources.append(path.this)
+            skip_nodes.add(id(path))
     elif isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         old = ctx.table_name(statement.this)

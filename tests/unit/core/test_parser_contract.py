@@ -138,3 +138,9 @@ def test_masked_sql_drops_comments_and_unparsed_text() -> None:
     assert result.masked_sql == "SELECT a FROM t WHERE b = ?"
     command = parser.parse("ADD JAR '/tmp/secret_pw_1.jar'", dialect="spark")
     assert "secret_pw_1" not in command.masked_sql
+
+
+def test_masked_sql_uses_question_marks_in_every_dialect() -> None:
+    sql = "COPY t FROM 's3://bucket/key' IAM_ROLE 'arn'"
+    result = LineageParser().parse(sql, dialect="redshift")
+    assert result.masked_sql == "COPY t FROM ? IAM_ROLE ?"
