@@ -243,7 +243,7 @@ class _Resolver:
             return alias, src
         if isinstance(node, exp.Unnest | exp.Lateral | exp.UDTF):
             deps = self.expr_deps(node.this if isinstance(node, exp.Lateral) else node,
-                                  [current, *outer], Sub.TRANSFORMATION, skip_self_udtf=True)
+                                  [current, *outer], Sub.TRANSFORMATION)
             src = _Source(udtf=frozenset(deps))
             names = []
             table_alias = node.args.get("alias")
@@ -301,8 +301,8 @@ class _Resolver:
                              ("qualify", Sub.FILTER), ("group", Sub.GROUP_BY),
                              ("order", Sub.SORT)):
             part = select.args.get(key)
-            if part is not None:
-                self._indirect(part, env, subtype, aliases=aliases)
+            if part is not None:  # WHERE cannot see SELECT aliases; the others can
+                self._indirect(part, env, subtype, aliases=None if key == "where" else aliases)
         return _Source(outputs=outputs, star=stars)
 
     def _expand_star(
@@ -367,7 +367,6 @@ class _Resolver:
         aliases: dict[str, frozenset[Dep]] | None = None,
         using: set[str] | None = None,
         prefer_alias: bool = False,
-        skip_self_udtf: bool = False,
     ) -> set[Dep]:
         out: set[Dep] = set()
         stack: list[tuple[exp.Expression, Sub]] = [(node, ctx)]

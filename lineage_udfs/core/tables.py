@@ -499,8 +499,6 @@ def extract_tables(
     elif kind in (StatementType.SESSION, StatementType.UNKNOWN):
         return result
 
-    if opts.destructive_statements_as_targets or kind != StatementType.DELETE:
-        pass
     target_ids = {id(n) for n in target_nodes}
     used = None if opts.include_unused_cte_sources else _used_ctes(statement)
     for table in statement.find_all(exp.Table):
@@ -516,8 +514,6 @@ def extract_tables(
             continue
         name = ctx.table_name(table)
         if not name:
-            continue
-        if name in result.targets and not _read_elsewhere(table, statement):
             continue
         if name not in result.sources:
             result.sources.append(name)
@@ -603,11 +599,6 @@ def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
         if isinstance(node, exp.CTE) and id(node) not in used:
             return False
         node = node.parent
-    return True
-
-
-def _read_elsewhere(table: exp.Table, statement: exp.Expression) -> bool:
-    """A target table also read in the statement (INSERT INTO t SELECT … FROM t)."""
     return True
 
 
