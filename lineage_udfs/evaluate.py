@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from lineage_udfs.core.enums import ParseStatus, TransformationType
 from lineage_udfs.core.models import ParseResult
+from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
 _FAILED = {ParseStatus.FAILED, ParseStatus.TIMEOUT}
@@ -76,21 +77,24 @@ def _catalog(schemas: Mapping[str, Mapping[str, object]] | None) -> dict[str, di
     return {str(t): dict(cols or {}) for t, cols in (schemas or {}).items()}
 
 
-def evaluate(lines: Iterable[str], out: TextIO) -> Counter[str]:
+def evaluate(
+    lines: Iterable[str], out: TextIO, options: ParserOptions | None = None
+) -> Counter[str]:
     """Parse every case of ``lines`` and write one prediction line per case to ``out``.
 
     Args:
         lines: JSON lines in the corpus format.
         out: where predictions are written.
+        options: parser options (default: ``ParserOptions()``, what the pipeline runs).
 
     Returns:
         How many cases each parser tier handled (plus ``status:<status>`` counts).
     """
     tally: Counter[str] = Counter()
-    plain = LineageParser()
+    plain = LineageParser(options)
     for case in _cases(lines):
         schemas = case.get("schemas")
-        parser = LineageParser(catalog=_catalog(schemas)) if schemas else plain
+        parser = LineageParser(options, catalog=_catalog(schemas)) if schemas else plain
         result = parser.parse(
             case.get("sql"),
             dialect=case.get("dialect"),
@@ -113,9 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the process exit code."""
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("cases", help="corpus-format JSON lines")
+    args.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a ParserOptions boolean, e.g. --option conditions_as_direct=true",
+    )
     ns = args.parse_args(argv)
+    overrides: dict[str, Any] = {}
+    for item in ns.option:
+        name, _, value = item.partition("=")
+        overrides[name.strip()] = value.strip().lower() in ("1", "true", "yes", "on")
+    options = ParserOptions(**overrides)
     with open(ns.cases, encoding="utf-8") as handle:
-        tally = evaluate(handle, sys.stdout)
+        tally = evaluate(handle, sys.stdout, options)
     total = sum(v for k, v in tally.items() if k.startswith("parser:"))
     print(f"cases: {total}", file=sys.stderr)
     for key, count in sorted(tally.items()):

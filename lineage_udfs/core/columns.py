@@ -129,8 +129,12 @@ class ColumnLineageError(Exception):
 
 
 class _Resolver:
-    def __init__(self, ctx: NameContext, catalog: CatalogIndex) -> None:
+    def __init__(
+        self, ctx: NameContext, catalog: CatalogIndex, conditions_as_direct: bool = False
+    ) -> None:
         self.ctx = ctx
+        self._cond = _as_direct if conditions_as_direct else _cond_ctx
+        self._window = _as_direct if conditions_as_direct else _window_ctx
         self.catalog = catalog
         self.indirect: set[Dep] = set()
         self._cte_memo: dict[int, _Source] = {}
@@ -389,16 +393,16 @@ class _Resolver:
                 continue
             if isinstance(item, exp.Case):
                 if item.this is not None:
-                    stack.append((item.this, _cond(sub)))
+                    stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
                 for branch in item.args.get("ifs") or []:
-                    stack.append((branch.this, _cond(sub)))
+                    stack.append((branch.this, self._cond(sub, Sub.CONDITIONAL)))
                     if branch.args.get("true") is not None:
                         stack.append((branch.args["true"], _step(sub, Sub.TRANSFORMATION)))
                 if item.args.get("default") is not None:
                     stack.append((item.args["default"], _step(sub, Sub.TRANSFORMATION)))
                 continue
             if isinstance(item, exp.If):
-                stack.append((item.this, _cond(sub)))
+                stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
                 for key in ("true", "false"):
                     if item.args.get(key) is not None:
                         stack.append((item.args[key], _step(sub, Sub.TRANSFORMATION)))
@@ -406,10 +410,10 @@ class _Resolver:
             if isinstance(item, exp.Window):
                 stack.append((item.this, _step(sub, Sub.AGGREGATION)))
                 for p in item.args.get("partition_by") or []:
-                    stack.append((p, _window(sub)))
+                    stack.append((p, self._window(sub, Sub.WINDOW)))
                 order = item.args.get("order")
                 if order is not None:
-                    stack.append((order, _window(sub)))
+                    stack.append((order, self._window(sub, Sub.WINDOW)))
                 continue
             if isinstance(item, exp.Filter):
                 stack.append((item.this, sub))
@@ -542,11 +546,15 @@ def _step(ctx: Sub, sub: Sub) -> Sub:
     return compose(ctx, sub)
 
 
-def _cond(ctx: Sub) -> Sub:
+def _as_direct(ctx: Sub, _: Sub) -> Sub:
+    return compose(ctx, Sub.TRANSFORMATION)
+
+
+def _cond_ctx(ctx: Sub, _: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.CONDITIONAL
 
 
-def _window(ctx: Sub) -> Sub:
+def _window_ctx(ctx: Sub, _: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.WINDOW
 
 
@@ -579,6 +587,8 @@ def extract_column_edges(
     tables: StatementTables,
     ctx: NameContext,
     catalog: CatalogIndex | None = None,
+    *,
+    conditions_as_direct: bool = False,
 ) -> ColumnLineage:
     """Column lineage of one statement, given its table tier result.
 
@@ -587,6 +597,8 @@ def extract_column_edges(
         tables: what :func:`extract_tables` found for it.
         ctx: the naming context.
         catalog: known table columns (``*`` expansion, unqualified columns in joins).
+        conditions_as_direct: count CASE/IF conditions and window PARTITION/ORDER BY
+            columns as DIRECT/TRANSFORMATION (the peers' convention) instead of INDIRECT.
 
     Returns:
         Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
@@ -600,7 +612,7 @@ def extract_column_edges(
         ...        for e in lin.edges)
         [('x', 'a', 'TRANSFORMATION'), ('y', 'a', 'FILTER')]
     """
-    resolver = _Resolver(ctx, catalog or CatalogIndex())
+    resolver = _Resolver(ctx, catalog or CatalogIndex(), conditions_as_direct)
     target = tables.targets[0] if tables.targets else None
     pairs: list[tuple[str, frozenset[Dep]]] = []
     if isinstance(statement, exp.Update):

@@ -32,6 +32,10 @@ class ParserOptions:
         collapse_persistent_intermediates: in scripts, also collapse persistent tables that
             are written and then read later by the same script (sqllineage). By default only
             temporary objects and tables created and dropped within the script are collapsed.
+        conditions_as_direct: report CASE/IF condition columns and window PARTITION BY /
+            ORDER BY columns as DIRECT/TRANSFORMATION, as sqllineage, DataHub and
+            openlineage-sql do. Default False: they are INDIRECT (CONDITIONAL / WINDOW), as the
+            OpenLineage column-lineage spec defines them.
     """
 
     default_dialect: str = "spark"
@@ -49,3 +53,4 @@ class ParserOptions:
     update_target_as_source: bool = False
     include_unused_cte_sources: bool = False
     collapse_persistent_intermediates: bool = False
+    conditions_as_direct: bool = False

@@ -202,7 +202,10 @@ class LineageParser:
         ):
             try:
                 with time_limit(timeout):
-                    step.columns = extract_column_edges(statement, tables, ctx, catalog)
+                    step.columns = extract_column_edges(
+                        statement, tables, ctx, catalog,
+                        conditions_as_direct=self.options.conditions_as_direct,
+                    )
             except ParseTimeoutError:
                 step.status = ParseStatus.PARTIAL
                 step.failure = ParseFailure(ErrorKind.TIMEOUT, "column lineage timed out")
