@@ -186,8 +186,8 @@ def make_snowflake_history(rng: random.Random) -> list[dict[str, str]]:
     for day in DAYS:
         d = day.isoformat()
         base = datetime(day.year, day.month, day.day, 5, 0, 0, rng.randint(0, 999) * 1000)
-        row(base, f"COPY INTO analytics.raw.web_events FROM @analytics.raw.events_stage/{d}/\n"
-                  "FILE_FORMAT = (TYPE = 'JSON')", "LOADER")
+        row(base, "COPY INTO analytics.raw.web_events FROM @analytics.raw.events_stage\n"
+                  f"PATTERN = '.*/{d}/.*[.]json' FILE_FORMAT = (TYPE = 'JSON')", "LOADER")
         row(base + timedelta(minutes=10),
             "CREATE OR REPLACE TABLE analytics.staging.web_sessions COPY GRANTS AS\n"
             "SELECT session_id, user_id, TO_DATE(event_ts) AS session_date, COUNT(*) AS events\n"

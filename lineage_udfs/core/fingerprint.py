@@ -51,11 +51,12 @@ only capturing group in every pattern of this module, so ``\\1`` refers to it ev
 empty alternative instead of ``?``: a backreference to a group that did not participate fails in
 both engines."""
 
-SINGLE_QUOTED_PATTERN = r"(?:[xXbBnNeErR]|[uU]&)?'[^'\\]*(?:(?:\\[\s\S]|'')[^'\\]*)*'"
+SINGLE_QUOTED_PATTERN = r"(?:[xXbBnNeErR]|[uU]&)?'[^'\\]*(?:(?:\\[\s\S]|'')[^'\\]*)*(?:'|$)"
 """Single-quoted strings with ``''`` and backslash escapes, optionally prefixed (X'…', N'…', E'…',
-B'…', R'…', U&'…'). Typed literals such as ``DATE '…'`` keep their keyword: ``DATE ?``."""
+B'…', R'…', U&'…'). Typed literals such as ``DATE '…'`` keep their keyword: ``DATE ?``. An
+unterminated string (a truncated log row) runs to the end of the text and is masked too."""
 
-DOUBLE_QUOTED_PATTERN = r'"[^"\\]*(?:(?:\\[\s\S]|"")[^"\\]*)*"'
+DOUBLE_QUOTED_PATTERN = r'"[^"\\]*(?:(?:\\[\s\S]|"")[^"\\]*)*(?:"|$)'
 """``"…"``: a string in :data:`DOUBLE_QUOTE_STRING_DIALECTS`, a quoted identifier elsewhere."""
 
 BACKTICK_PATTERN = r"`[^`]*(?:``[^`]*)*`"

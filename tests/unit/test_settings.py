@@ -1,0 +1,86 @@
+"""Settings loading: overlays, validation errors, the shipped configs (no Spark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lineage_udfs.core.errors import ConfigError
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.settings import JobSettings, load_settings
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_settings_shipped_local_config_is_valid() -> None:
+    settings = load_settings([CONF / "base.yaml", CONF / "local.yaml"])
+    assert settings.spark.master == "local[*]"
+    assert [s.name for s in settings.sources] == ["spark_history", "snowflake_history"]
+    assert settings.sources[1].columns["query_text"] == "QUERY_TEXT"
+    assert settings.sink.base_path == "warehouse/lineage"
+    # overlay confs merge into the base confs instead of replacing them
+    assert settings.spark.confs["spark.sql.shuffle.partitions"] == "4"
+    assert settings.spark.confs["spark.sql.session.timeZone"] == "UTC"
+    assert settings.graph.enabled is False
+    assert settings.openlineage.enabled is False
+
+
+def test_load_settings_shipped_databricks_config_has_no_master() -> None:
+    settings = load_settings([CONF / "base.yaml", CONF / "databricks.yaml"])
+    assert settings.spark.master is None
+    assert settings.spark.packages == []
+    assert settings.sources[0].format == "delta"
+
+
+def test_load_settings_overlays_apply_left_to_right(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.yaml", "parser: {default_dialect: snowflake, timeout_seconds: 5}\n")
+    b = _write(tmp_path / "b.yaml", "parser: {timeout_seconds: 7}\nlogging: {level: DEBUG}\n")
+    settings = load_settings([CONF / "base.yaml", a, b])
+    assert settings.parser.default_dialect == "snowflake"
+    assert settings.parser.timeout_seconds == 7.0
+    assert settings.logging.level == "DEBUG"
+
+
+def test_parser_settings_to_options_excludes_job_keys() -> None:
+    options = JobSettings().parser.to_options()
+    assert isinstance(options, ParserOptions)
+    assert options == ParserOptions(**{k: getattr(options, k) for k in ParserOptions.__slots__})
+
+
+def test_load_settings_unknown_key_names_the_file(tmp_path: Path) -> None:
+    bad = _write(tmp_path / "typo.yaml", "parser: {time_out_seconds: 3}\n")
+    with pytest.raises(ConfigError, match=r"typo\.yaml") as info:
+        load_settings([CONF / "base.yaml", bad])
+    assert "time_out_seconds" in str(info.value)
+
+
+def test_load_settings_invalid_yaml_names_the_file(tmp_path: Path) -> None:
+    bad = _write(tmp_path / "broken.yaml", "parser: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"broken\.yaml"):
+        load_settings([bad])
+
+
+def test_load_settings_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nope.yaml"):
+        load_settings([tmp_path / "nope.yaml"])
+
+
+def test_load_settings_unknown_canonical_column_is_rejected(tmp_path: Path) -> None:
+    bad = _write(
+        tmp_path / "src.yaml",
+        "sources:\n  - {name: x, format: csv, path: x.csv, columns: {query_txt: TEXT}}\n",
+    )
+    with pytest.raises(ConfigError, match="query_txt"):
+        load_settings([bad])
+
+
+def test_settings_are_frozen() -> None:
+    settings = JobSettings()
+    with pytest.raises(ValueError, match="frozen"):
+        settings.parser.default_dialect = "x"  # type: ignore[misc]
