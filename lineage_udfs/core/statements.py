@@ -167,7 +167,54 @@ def _flatten(expression: exp.Expression) -> list[exp.Expression]:
         return out
     if type(expression).__name__ == "EndStatement":
         return []
+    if type(expression).__name__ == "MultitableInserts":
+        return _split_multitable_insert(expression)
     return [expression]
+
+
+def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]:
+    """One INSERT … SELECT per branch of a multi-table insert.
+
+    Hive ``FROM src INSERT … SELECT a INSERT … SELECT b`` gives each branch's SELECT the shared
+    FROM; Snowflake ``INSERT ALL|FIRST [WHEN c THEN] INTO t (cols) VALUES (exprs) … SELECT …``
+    becomes ``INSERT INTO t (cols) SELECT exprs FROM (SELECT …) WHERE c``.
+    """
+    source = expression.args.get("source")
+    out: list[exp.Expression] = []
+    for branch in expression.expressions:
+        condition = branch.args.get("expression") if type(branch).__name__ == (
+            "ConditionalInsert"
+        ) else None
+        insert = branch.this if type(branch).__name__ == "ConditionalInsert" else branch
+        if not isinstance(insert, exp.Insert) or source is None:
+            continue
+        insert = insert.copy()
+        query = insert.expression
+        if isinstance(source, exp.Query):
+            derived = exp.Subquery(this=source.copy(), alias=exp.TableAlias(
+                this=exp.to_identifier("_src")))
+            if isinstance(query, exp.Values) and query.expressions:
+                row = query.expressions[0]
+                values = row.expressions if isinstance(row, exp.Tuple) else [row]
+                select = exp.Select(expressions=[v.copy() for v in values])
+            elif query is None:
+                select = exp.Select(expressions=[exp.Star()])
+            else:
+                select = query.copy() if isinstance(query, exp.Select) else None
+            if select is None:
+                continue
+            select.set("from_", exp.From(this=derived))
+        elif isinstance(query, exp.Select):
+            select = query.copy()
+            if select.args.get("from_") is None:
+                select.set("from_", exp.From(this=source.copy()))
+        else:
+            continue
+        if isinstance(condition, exp.Expression):
+            select = select.where(condition.copy())
+        insert.set("expression", select)
+        out.append(insert)
+    return out
 
 
 def _parse_error(text: str, dialect: str | None) -> Exception:
