@@ -370,7 +370,7 @@ def extract_tables(
         if kind_word in ("TABLE", "VIEW") or kind_word.endswith("VIEW"):
             node, cols = _unwrap_schema(statement.this)
             props = statement.args.get("properties")
-            temporary = bool(props and props.find(exp.TemporaryProperty))
+            temporary = bool(props and props.find(exp.TemporaryProperty, exp.VolatileProperty))
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
                 add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
