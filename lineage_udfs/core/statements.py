@@ -10,6 +10,7 @@ dropped (it carries no lineage).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import sqlglot
@@ -120,6 +121,71 @@ def _split(sql: str, dialect: str | None) -> list[Chunk]:
 
 
 def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
+    """The statements of ``text``, or None when sqlglot cannot read it.
+
+    When the dialect's parser fails, a few general repairs are retried before giving up (and
+    before the table-only fallback tiers): see :func:`_repairs`.
+    """
+    parsed = _parse_once(text, dialect)
+    if parsed is not None:
+        return parsed
+    for candidate, read in _repairs(text, dialect):
+        parsed = _parse_once(candidate, read)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+_TERADATA_PHRASE_RE = re.compile(
+    r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:TITLE|FORMAT|NAMED)\s+(?:'(?:[^']|'')*'|\"[^\"]*\"|\w+)"
+    r"\s*\))",
+    re.IGNORECASE,
+)
+_BACKTICK_RE = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
+_BRACKET_RE = re.compile(r"'(?:[^']|'')*'|(?<![\w)\]])\[([A-Za-z_#@][\w $#@-]*)\]")
+
+
+def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]:
+    """Rewrites of a statement the dialect's parser rejected, each with the dialect to read it.
+
+    * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` / ``(NAMED n)`` are
+      display attributes sqlglot does not read: they are dropped (no lineage in them).
+    * Identifiers quoted in a foreign style (`` `x` `` or ``[x]`` where the dialect quotes with
+      ``"``, e.g. Hive-style DDL names in Athena, T-SQL brackets in logs tagged Redshift) are
+      requoted in the dialect's own style.
+    * Finally the text is read with sqlglot's generic dialect, which accepts identifiers that
+      are reserved words in a stricter dialect (``SELECT key, value`` in MySQL).
+    """
+    repaired = text
+    if dialect == "teradata":
+        repaired = _TERADATA_PHRASE_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
+    quote = _identifier_quote(dialect)
+    if quote == '"':
+        if "`" in repaired:
+            repaired = _BACKTICK_RE.sub(
+                lambda m: f'"{m.group(1)}"' if m.group(1) is not None else m.group(0), repaired
+            )
+        if "[" in repaired:
+            repaired = _BRACKET_RE.sub(
+                lambda m: f'"{m.group(1)}"' if m.group(1) is not None else m.group(0), repaired
+            )
+    if repaired != text:
+        yield repaired, dialect
+    if dialect is not None:
+        yield repaired, None
+
+
+def _identifier_quote(dialect: str | None) -> str | None:
+    try:
+        from sqlglot.dialects.dialect import Dialect
+
+        quotes = Dialect.get_or_raise(dialect).tokenizer_class.IDENTIFIERS
+    except Exception:
+        return None
+    return '"' if '"' in quotes else None
+
+
+def _parse_once(text: str, dialect: str | None) -> list[exp.Expression] | None:
     try:
         parsed = sqlglot.parse(text, read=dialect)
     except Exception:
