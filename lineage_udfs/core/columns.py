@@ -20,7 +20,7 @@ from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.enums import TransformationType
 from lineage_udfs.core.models import ColumnEdge, ResultColumn
-from lineage_udfs.core.tables import NameContext, StatementTables, cte_reference
+from lineage_udfs.core.tables import NameContext, StatementTables, cte_reference, is_file_path
 
 Dep = tuple[str, str, Sub]
 """(source table, source column, subtype)."""
@@ -227,6 +227,8 @@ class _Resolver:
                     src = _Source(table=inner, known=self.catalog.columns(inner))
                     return alias or wrapped.this.name.lower(), src
             if name is None:
+                if is_file_path(node):  # a file location: columns unknown, never resolved
+                    return alias or "_file", _Source()
                 if isinstance(node.this, exp.Func):  # table function: TABLE(f(x)), read_csv(...)
                     return alias or "_udtf", _Source(udtf=frozenset())
                 return None

@@ -31,7 +31,7 @@ from lineage_udfs.core.models import (
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
 from lineage_udfs.core.statements import Chunk, split_statements
-from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
+from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables, is_file_path
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
 Catalog = Mapping[str, Mapping[str, object]]
@@ -402,6 +402,10 @@ def _mask_node(node: exp.Expression) -> exp.Expression:
     # a Var named "?" renders as ? in every dialect (a Placeholder is %s in some)
     if isinstance(node, (*_LITERAL_TYPES, exp.Boolean)):
         return exp.Var(this="?")
+    if isinstance(node, exp.Table) and is_file_path(node):  # parquet.`/path`: a literal
+        masked = node.copy()
+        masked.set("this", exp.Var(this="?"))
+        return masked
     if isinstance(node, exp.Command):  # unparsed text: keep only its keyword
         return exp.Command(this=node.this, expression=exp.Var(this="?"))
     return node

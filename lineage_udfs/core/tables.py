@@ -91,6 +91,8 @@ class NameContext:
                 parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
                 return ".".join(p for p in parts if p) or None
             return None
+        if is_file_path(table):
+            return None  # parquet.`/path`, FROM 's3://…/x.csv': a location, not a dataset
         parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
         name = self.ident(this)
         alias = table.args.get("alias")
@@ -109,6 +111,36 @@ class NameContext:
             default_catalog=self.default_catalog,
             default_schema=self.default_schema,
         )
+
+
+_FILE_EXTENSION_RE = re.compile(
+    r"\.(?:parquet|csv|tsv|json|jsonl|ndjson|orc|avro|txt|xml|xlsx?|gz|zst|snappy|arrow|feather)$",
+    re.IGNORECASE,
+)
+
+
+def is_file_path(table: exp.Expression) -> bool:
+    """Whether a table reference names a file location (a path literal), not a dataset.
+
+    Spark/Databricks ``parquet.`/data/x```, ``delta.`s3://b/p```, DuckDB ``FROM 'x.csv'``: the
+    name is a quoted identifier holding a path or URI. Such names are never reported (they are
+    literals of the query, and a path is not a table).
+
+    Examples:
+        >>> import sqlglot
+        >>> is_file_path(sqlglot.parse_one("SELECT * FROM delta.`/mnt/p`", read="spark")
+        ...              .find(exp.Table))
+        True
+        >>> is_file_path(sqlglot.parse_one("SELECT * FROM db.t").find(exp.Table))
+        False
+    """
+    if not isinstance(table, exp.Table):
+        return False
+    this = table.this
+    if not isinstance(this, exp.Identifier) or not this.args.get("quoted"):
+        return False
+    name = str(this.this)
+    return "/" in name or "\\" in name or bool(_FILE_EXTENSION_RE.search(name))
 
 
 @dataclass(slots=True)
@@ -356,10 +388,7 @@ def extract_tables(
     elif isinstance(statement, exp.Insert):
         node, cols = _unwrap_schema(statement.this)
         if isinstance(node, exp.Directory):
-            path = node.this
-            name = path.this if isinstance(path, exp.Literal) else None
-            if name:
-                result.targets.append(name)
+            pass  # INSERT OVERWRITE DIRECTORY 'path': a file location, never output (a literal)
         else:
             add_target(node)
         result.target_columns = cols
@@ -436,9 +465,8 @@ def extract_tables(
     elif type(statement).__name__ == "LoadData":  # LOAD DATA INPATH 'path' INTO TABLE t
         add_target(statement.this)
         path = statement.args.get("inpath")
-        if isinstance(path, exp.Literal) and path.is_string:
-            result.sources.append(path.this)
-            skip_nodes.add(id(path))
+        if isinstance(path, exp.Expression):
+            skip_nodes.add(id(path))  # the path is a literal: never output
     elif isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         old = ctx.table_name(statement.this)
@@ -632,8 +660,9 @@ def _resolve_alias_target(
 
 
 def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
-    if isinstance(node, exp.Literal) and node.is_string:
-        return node.this
+    """A named file location (a stage ``@s/p``, a table); a path literal is never output."""
+    if isinstance(node, exp.Literal):
+        return None
     if isinstance(node, exp.Table):
         if isinstance(node.this, exp.Var):
             return node.this.name

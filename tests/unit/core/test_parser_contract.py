@@ -144,3 +144,22 @@ def test_masked_sql_uses_question_marks_in_every_dialect() -> None:
     sql = "COPY t FROM 's3://bucket/key' IAM_ROLE 'arn'"
     result = LineageParser().parse(sql, dialect="redshift")
     assert result.masked_sql == "COPY t FROM ? IAM_ROLE ?"
+
+
+PATH_CASES = [
+    ("spark", "INSERT INTO t SELECT a FROM parquet.`/secret_pw_1/x`"),
+    ("databricks", "SELECT a FROM delta.`s3://secret_pw_1/p` d JOIN s ON d.id = s.id"),
+    ("duckdb", "SELECT a FROM 's3://secret_pw_1/x.parquet'"),
+    ("duckdb", "SELECT a FROM read_csv('/secret_pw_1/x.csv')"),
+    ("hive", "LOAD DATA INPATH '/secret_pw_1/x' INTO TABLE t"),
+    ("hive", "INSERT OVERWRITE DIRECTORY '/secret_pw_1' SELECT a FROM s"),
+    ("snowflake", "COPY INTO t FROM 's3://secret_pw_1/p'"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), PATH_CASES)
+def test_file_path_literals_never_leak(dialect: str, sql: str) -> None:
+    result = LineageParser().parse(sql, dialect=dialect)
+    record = to_record(result)
+    record["result_columns"] = [dataclasses.asdict(r) for r in result.result_columns]
+    assert "secret_pw_1" not in json.dumps(record).lower(), record
