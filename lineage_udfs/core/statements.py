@@ -77,6 +77,12 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
     """Replace a procedure/function whose body is a string ($$ … $$, '…') by its statements."""
     out: list[Chunk] = []
     for chunk in chunks:
+        embedded = _embedded_query(chunk) if depth < 3 else None
+        if embedded is not None:
+            inner = _expand_bodies(_split(embedded, dialect), dialect, depth + 1)
+            if any(c.expression is not None for c in inner):
+                out.extend(inner)
+                continue
         body = _string_body(chunk.expression) if depth < 3 else None
         if body is None:
             out.append(chunk)
@@ -84,6 +90,80 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
         inner = _expand_bodies(_split(body, dialect), dialect, depth + 1)
         out.extend(inner or [Chunk(chunk.text, control=True)])
     return out
+
+
+_EMBEDDED_HEAD_RE = re.compile(
+    r"^\s*(?:UNLOAD\s*\(|EXEC(?:UTE)?\s+IMMEDIATE\s+|EXEC(?:UTE)?\s*\(|"
+    r"EXEC(?:UTE)?\s+(?:[\w\[\]]+\.)*\[?sp_executesql\]?\s+|EXECUTE\s+(?=['$]))\s*N?",
+    re.IGNORECASE,
+)
+_EMBEDDED_TAIL_RE = re.compile(r"^\s*(?:$|;|\)|,|USING\b|INTO\b|TO\b)", re.IGNORECASE)
+_SQL_START_RE = re.compile(
+    r"^\s*\(?\s*(?:INSERT|UPDATE|DELETE|MERGE|CREATE|DROP|ALTER|TRUNCATE|WITH|SELECT|COPY|"
+    r"REPLACE|RENAME)\b",
+    re.IGNORECASE,
+)
+
+
+def _embedded_query(chunk: Chunk) -> str | None:
+    """The SQL held in a string by ``UNLOAD ('…')`` (Redshift), ``EXECUTE IMMEDIATE '…'``
+    (Snowflake, BigQuery, Oracle, Db2), ``EXEC('…')`` / ``sp_executesql N'…'`` (T-SQL) or
+    PL/pgSQL ``EXECUTE '…'``.
+
+    Only a single constant string counts (a string built by concatenation is dynamic and is
+    skipped). The embedded statement is parsed for lineage like any other; the string itself
+    is never output (its literals are masked like the outer statement's).
+
+    Examples:
+        >>> _embedded_query(Chunk("EXECUTE IMMEDIATE 'INSERT INTO t SELECT ''x'' FROM s'"))
+        "INSERT INTO t SELECT 'x' FROM s"
+        >>> _embedded_query(Chunk("EXECUTE IMMEDIATE 'INSERT INTO ' || t || ' SELECT 1'")) is None
+        True
+    """
+    if chunk.expression is not None and not isinstance(
+        chunk.expression, exp.Command | exp.Execute | exp.ExecuteSql
+    ):
+        return None
+    text = chunk.text
+    head = _EMBEDDED_HEAD_RE.match(text)
+    if head is None:
+        return None
+    found = _string_literal(text, head.end())
+    if found is None:
+        return None
+    body, end = found
+    if not _EMBEDDED_TAIL_RE.match(text[end:]) or not _SQL_START_RE.match(body):
+        return None
+    return body
+
+
+def _string_literal(text: str, start: int) -> tuple[str, int] | None:
+    """The unescaped content of the string literal at ``text[start]`` and the index after it."""
+    if start >= len(text):
+        return None
+    quote = text[start]
+    if quote == "$":
+        m = re.match(r"\$(\w*)\$(.*?)\$\1\$", text[start:], re.DOTALL)
+        return (m.group(2), start + m.end()) if m else None
+    if quote not in ("'", '"'):
+        return None
+    out: list[str] = []
+    i = start + 1
+    while i < len(text):
+        ch = text[i]
+        if ch == quote:
+            if i + 1 < len(text) and text[i + 1] == quote:
+                out.append(quote)
+                i += 2
+                continue
+            return "".join(out), i + 1
+        if ch == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return None
 
 
 def _string_body(expression: exp.Expression | None) -> str | None:
@@ -299,7 +379,7 @@ def _hides_statements(expression: exp.Expression) -> bool:
     text = body if isinstance(body, str) else body.this if isinstance(body, exp.Literal) else ""
     keyword = str(expression.this or "").upper()
     if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
-                   "REVOKE", "ANALYZE"):
+                   "REVOKE", "ANALYZE", "UNLOAD"):
         return False
     return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
                           text, re.IGNORECASE))

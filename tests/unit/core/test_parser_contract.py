@@ -163,3 +163,29 @@ def test_file_path_literals_never_leak(dialect: str, sql: str) -> None:
     record = to_record(result)
     record["result_columns"] = [dataclasses.asdict(r) for r in result.result_columns]
     assert "secret_pw_1" not in json.dumps(record).lower(), record
+
+
+EMBEDDED_CASES = [
+    ("redshift", "UNLOAD ('select a from t where c = ''secret_pw_1''') TO 's3://424242/' "
+                 "IAM_ROLE 'arn:aws:iam::424242:role/r'"),
+    ("snowflake", "EXECUTE IMMEDIATE 'INSERT INTO t SELECT ''secret_pw_1'', a FROM s'"),
+    ("bigquery", "EXECUTE IMMEDIATE \"SELECT 'secret_pw_1' AS x, a FROM d.s WHERE n = 424242\""),
+    ("tsql", "EXEC sp_executesql N'UPDATE t SET a = ''secret_pw_1'' WHERE id = @i', "
+             "N'@i int', @i = 424242"),
+    ("snowflake", "EXECUTE IMMEDIATE 'INSERT INTO t SELECT a FROM s' || 'secret_pw_1'"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), EMBEDDED_CASES)
+def test_embedded_query_literals_never_leak(dialect: str, sql: str) -> None:
+    result = LineageParser().parse(sql, dialect=dialect)
+    record = to_record(result)
+    record["result_columns"] = [dataclasses.asdict(r) for r in result.result_columns]
+    text = json.dumps(record).lower()
+    for secret in SECRETS:
+        assert secret not in text, (secret, record)
+
+
+def test_embedded_query_gives_lineage() -> None:
+    result = LineageParser().parse(EMBEDDED_CASES[1][1], dialect="snowflake")
+    assert (result.sources, result.targets) == (("s",), ("t",))
