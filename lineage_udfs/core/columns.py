@@ -192,9 +192,20 @@ class _Resolver:
             outputs = src.outputs or []
             if i == 0:
                 merged = [(name, set(deps)) for name, deps in outputs]
-            else:
+            elif len(outputs) == len(merged) or stars:
                 for j, (_, deps) in enumerate(outputs[: len(merged)]):
                     merged[j][1].update(deps)
+            else:
+                # branches of different widths (invalid SQL, or a later branch that adds
+                # columns): positions do not line up, so match by name and append new names
+                by_name = {n.lower(): k for k, (n, _) in enumerate(merged)}
+                for name, deps in outputs:
+                    k = by_name.get(name.lower())
+                    if k is None:
+                        by_name[name.lower()] = len(merged)
+                        merged.append((name, set(deps)))
+                    else:
+                        merged[k][1].update(deps)
         return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars)
 
     def cte_source(self, cte: exp.CTE, outer: list[dict[str, _Source]]) -> _Source:
