@@ -222,6 +222,8 @@ class _Resolver:
         outer: list[dict[str, _Source]],
         current: dict[str, _Source],
     ) -> tuple[str, _Source] | None:
+        if type(node).__name__ == "Final" and isinstance(node.this, exp.Table):
+            node = node.this  # ClickHouse FROM t FINAL
         alias = node.alias.lower() if node.alias else ""
         if isinstance(node, exp.Table):
             cte = cte_reference(node)

@@ -208,6 +208,14 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
     """
     parsed = _parse_once(text, dialect)
     if parsed is not None:
+        if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
+            parsed[0].this or ""
+        ).upper() == "REPLACE":
+            # MySQL/SQLite REPLACE INTO t …: an INSERT for lineage (sqlglot reads a Command)
+            head = re.match(r"\s*REPLACE\b(?=\s+INTO\b)", text, re.IGNORECASE)
+            insert = _parse_once("INSERT" + text[head.end():], dialect) if head else None
+            if insert is not None and len(insert) == 1 and isinstance(insert[0], exp.Insert):
+                return insert
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -217,8 +225,15 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
 
 
 _TERADATA_PHRASE_RE = re.compile(
-    r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:TITLE|FORMAT|NAMED)\s+(?:'(?:[^']|'')*'|\"[^\"]*\"|\w+)"
-    r"\s*\))",
+    r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:(?:TITLE|FORMAT)\s+'(?:[^']|'')*'|"
+    r"NAMED\s+(\"[^\"]*\"|\w+))\s*\))",
+    re.IGNORECASE,
+)
+_TSQL_TABLE_HINT_RE = re.compile(
+    r"'(?:[^']|'')*'|(\bWITH\s*\(\s*(?:NOLOCK|TABLOCKX?|ROWLOCK|PAGLOCK|UPDLOCK|HOLDLOCK|XLOCK|"
+    r"READPAST|READUNCOMMITTED|READCOMMITTED|REPEATABLEREAD|SERIALIZABLE|NOWAIT|SNAPSHOT|"
+    r"KEEPIDENTITY|KEEPDEFAULTS|IGNORE_CONSTRAINTS|IGNORE_TRIGGERS|FORCESEEK|FORCESCAN|INDEX)\b"
+    r"[^()']*(?:\([^()']*\)[^()']*)*\))",
     re.IGNORECASE,
 )
 _BACKTICK_RE = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
@@ -228,8 +243,11 @@ _BRACKET_RE = re.compile(r"'(?:[^']|'')*'|(?<![\w)\]])\[([A-Za-z_#@][\w $#@-]*)\
 def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]:
     """Rewrites of a statement the dialect's parser rejected, each with the dialect to read it.
 
-    * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` / ``(NAMED n)`` are
-      display attributes sqlglot does not read: they are dropped (no lineage in them).
+    * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` are display attributes
+      sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
+      alias and becomes ``expr AS n``.
+    * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
+      reads only after a FROM table, are dropped.
     * Identifiers quoted in a foreign style (`` `x` `` or ``[x]`` where the dialect quotes with
       ``"``, e.g. Hive-style DDL names in Athena, T-SQL brackets in logs tagged Redshift) are
       requoted in the dialect's own style.
@@ -238,7 +256,9 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     """
     repaired = text
     if dialect == "teradata":
-        repaired = _TERADATA_PHRASE_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
+        repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
+    if dialect in ("tsql", "fabric"):
+        repaired = _TSQL_TABLE_HINT_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
     quote = _identifier_quote(dialect)
     if quote == '"':
         if "`" in repaired:
@@ -253,6 +273,12 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         yield repaired, dialect
     if dialect is not None:
         yield repaired, None
+
+
+def _teradata_phrase(match: re.Match[str]) -> str:
+    if not match.group(1):
+        return match.group(0)  # a string literal: unchanged
+    return f" AS {match.group(2)}" if match.group(2) else ""  # (NAMED n) names the column
 
 
 def _identifier_quote(dialect: str | None) -> str | None:

@@ -224,6 +224,12 @@ def classify_statement(statement: exp.Expression) -> StatementType:
 
 
 _RENAME_RE = re.compile(r"^\s*table\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_CLONE_RE = re.compile(
+    r"^\s*(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.`\"\[\]]+)\s+"
+    r"(?:SHALLOW\s+|DEEP\s+)?CLONE\s+([\w.`\"\[\]]+)",
+    re.IGNORECASE,
+)
+"""Databricks ``CREATE [OR REPLACE] TABLE t [SHALLOW|DEEP] CLONE s`` (a Command to sqlglot)."""
 _EXCHANGE_RE = re.compile(
     r"^\s*table\s+(\S+)\s+exchange\s+partition\s*\(.*\)\s*with\s+table\s+(\S+)\s*$",
     re.IGNORECASE | re.DOTALL,
@@ -244,6 +250,8 @@ def _classify_command(statement: exp.Command) -> StatementType:
         return StatementType.RENAME
     if keyword == "ALTER" and _EXCHANGE_RE.match(text):
         return StatementType.SWAP
+    if keyword == "CREATE" and _CLONE_RE.match(text):
+        return StatementType.CTAS
     if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
         return StatementType.DDL
     return StatementType.SESSION
@@ -540,6 +548,8 @@ def extract_tables(
                 continue
         if _is_alias_reference(table, statement):
             continue
+        if table.find_ancestor(exp.Hint) is not None:
+            continue  # /*+ BROADCAST(b) */ names an alias of the query, not a table
         name = ctx.table_name(table)
         if not name:
             continue
@@ -695,6 +705,11 @@ def _command_tables(
                 if opts.rename_as_lineage:
                     result.sources.append(old)
                     result.targets.append(new)
+    elif kind == StatementType.CTAS:
+        match = _CLONE_RE.match(text)
+        if match:
+            result.targets.append(name_of(match.group(1)))
+            result.sources.append(name_of(match.group(2)))
     elif kind == StatementType.SWAP:
         match = _EXCHANGE_RE.match(text)
         if match:
