@@ -70,7 +70,27 @@ def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
         ...     "INSERT INTO t SELECT 1; END", "mysql") if c.expression]
         ['Insert']
     """
-    return _expand_bodies(_split(sql, dialect), dialect, 0)
+    return [_mark_control(c) for c in _expand_bodies(_split(sql, dialect), dialect, 0)]
+
+
+def _mark_control(chunk: Chunk) -> Chunk:
+    """Procedural leftovers are control flow, not failed statements: a bare expression read
+    from ``END IF`` / ``RAISE`` / ``x := 1`` (no statement parses to one), PL/SQL ``EXIT``, and
+    the SQL*Plus ``/`` line that ends a block."""
+    if chunk.control:
+        return chunk
+    expression = chunk.expression
+    if expression is None:
+        words = chunk.text.split(None, 1)
+        head = words[0].upper() if words else ""
+        if head in ("/", "EXIT") or not head.strip("/"):
+            return Chunk(chunk.text, control=True)
+        return chunk
+    if isinstance(expression, exp.Condition | exp.Alias | exp.Identifier | exp.Var) and not (
+        isinstance(expression, exp.Query)
+    ):
+        return Chunk(chunk.text, control=True)
+    return chunk
 
 
 def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list[Chunk]:
