@@ -222,8 +222,11 @@ class _Resolver:
         outer: list[dict[str, _Source]],
         current: dict[str, _Source],
     ) -> tuple[str, _Source] | None:
-        if type(node).__name__ == "Final" and isinstance(node.this, exp.Table):
-            node = node.this  # ClickHouse FROM t FINAL
+        if type(node).__name__ in ("Final", "Stream") and isinstance(node.this, exp.Expression):
+            # ClickHouse FROM t FINAL, Databricks FROM STREAM(t) / STREAM t: the table's rows
+            inner = _innermost(node.this)
+            if isinstance(inner, exp.Table):
+                node = inner
         alias = node.alias.lower() if node.alias else ""
         if isinstance(node, exp.Table):
             cte = cte_reference(node)

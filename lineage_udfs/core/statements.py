@@ -112,6 +112,12 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
     return out
 
 
+_TASK_RE = re.compile(
+    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TASK\b(?:[^']|'(?:[^']|'')*')*?\bAS\s+"
+    r"(?=(?:INSERT|MERGE|UPDATE|DELETE|CREATE|COPY|WITH|SELECT|TRUNCATE|EXECUTE|BEGIN)\b)",
+    re.IGNORECASE,
+)
+"""Snowflake ``CREATE TASK … AS <statement>``: the task runs the statement on a schedule."""
 _EMBEDDED_HEAD_RE = re.compile(
     r"^\s*(?:UNLOAD\s*\(|EXEC(?:UTE)?\s+IMMEDIATE\s+|EXEC(?:UTE)?\s*\(|"
     r"EXEC(?:UTE)?\s+(?:[\w\[\]]+\.)*\[?sp_executesql\]?\s+|EXECUTE\s+(?=['$]))\s*N?",
@@ -249,6 +255,10 @@ _TERADATA_PHRASE_RE = re.compile(
     r"NAMED\s+(\"[^\"]*\"|\w+))\s*\))",
     re.IGNORECASE,
 )
+_PARTITION_IF_NOT_EXISTS_RE = re.compile(
+    r"(\bPARTITION\s*\((?:[^()']|'(?:[^']|'')*')*\))\s*IF\s+NOT\s+EXISTS\b", re.IGNORECASE
+)
+"""Hive ``INSERT OVERWRITE TABLE t PARTITION (…) IF NOT EXISTS``: a write condition only."""
 _TSQL_TABLE_HINT_RE = re.compile(
     r"'(?:[^']|'')*'|(\bWITH\s*\(\s*(?:NOLOCK|TABLOCKX?|ROWLOCK|PAGLOCK|UPDLOCK|HOLDLOCK|XLOCK|"
     r"READPAST|READUNCOMMITTED|READCOMMITTED|REPEATABLEREAD|SERIALIZABLE|NOWAIT|SNAPSHOT|"
@@ -266,6 +276,7 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` are display attributes
       sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
       alias and becomes ``expr AS n``.
+    * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
       reads only after a FROM table, are dropped.
     * Identifiers quoted in a foreign style (`` `x` `` or ``[x]`` where the dialect quotes with
@@ -277,6 +288,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     repaired = text
     if dialect == "teradata":
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
+    if dialect in ("hive", "spark", "spark2", "databricks"):
+        repaired = _PARTITION_IF_NOT_EXISTS_RE.sub(r"\1", repaired)
     if dialect in ("tsql", "fabric"):
         repaired = _TSQL_TABLE_HINT_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
     quote = _identifier_quote(dialect)
@@ -453,6 +466,9 @@ def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:
 
 
 def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
+    task = _TASK_RE.match(text) if depth < 5 else None
+    if task is not None:  # the statement a task runs (its schedule and warehouse: no lineage)
+        return _parse_piece(text[task.end() :], dialect, depth + 1)
     # bodies in dollar quotes ($$ … $$): Snowflake Scripting, PL/pgSQL
     if depth < 3:
         bodies = _DOLLAR_BODY_RE.findall(text)
