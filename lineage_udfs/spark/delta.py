@@ -116,10 +116,18 @@ class LineageTables:
         else:
             writer.save(path)
 
-    def last_operation_metrics(self, table: str) -> dict[str, int]:
-        """Row counts of the latest commit (MERGE: inserted/updated/deleted target rows)."""
-        row = self.delta_table(table).history(1).select("operationMetrics").first()
-        metrics: Mapping[str, str] = (row and row["operationMetrics"]) or {}
+    def latest_version(self, table: str) -> int:
+        """Version of the table's latest commit."""
+        row = self.delta_table(table).history(1).select("version").first()
+        return int(row["version"]) if row else -1
+
+    def metrics_since(self, table: str, version: int) -> dict[str, int]:
+        """Row counts of the latest commit if it is newer than ``version`` (a no-op MERGE may
+        not commit at all), e.g. numTargetRowsInserted/Updated/Deleted."""
+        row = self.delta_table(table).history(1).select("version", "operationMetrics").first()
+        if row is None or int(row["version"]) <= version:
+            return {}
+        metrics: Mapping[str, str] = row["operationMetrics"] or {}
         return {k: int(v) for k, v in metrics.items() if str(v).isdigit()}
 
 
@@ -140,6 +148,7 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
     columns = TABLE_SCHEMAS[table].fieldNames()
     values = [c for c in columns if c not in TABLE_KEYS[table]]
     source = rows.select(*columns)
+    before = tables.latest_version(table)
     (
         tables.delta_table(table)
         .alias("t")
@@ -148,12 +157,13 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
         .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
         .execute()
     )
-    return tables.last_operation_metrics(table)
+    return tables.metrics_since(table, before)
 
 
 def merge_insert_only(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
     """Insert rows whose key is new; existing rows are never touched (quarantine)."""
     columns = TABLE_SCHEMAS[table].fieldNames()
+    before = tables.latest_version(table)
     (
         tables.delta_table(table)
         .alias("t")
@@ -161,7 +171,7 @@ def merge_insert_only(tables: LineageTables, table: str, rows: DataFrame) -> dic
         .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
         .execute()
     )
-    return tables.last_operation_metrics(table)
+    return tables.metrics_since(table, before)
 
 
 def merge_reconcile(
@@ -173,6 +183,7 @@ def merge_reconcile(
     source = desired.select(*columns, F.lit(False).alias(_DELETE_FLAG)).unionByName(
         stale.select(*columns, F.lit(True).alias(_DELETE_FLAG))
     )
+    before = tables.latest_version(table)
     (
         tables.delta_table(table)
         .alias("t")
@@ -187,7 +198,7 @@ def merge_reconcile(
         )
         .execute()
     )
-    return tables.last_operation_metrics(table)
+    return tables.metrics_since(table, before)
 
 
 # --- derivations from the facts ----------------------------------------------------------------

@@ -126,9 +126,15 @@ def _written(metrics: dict[str, int]) -> int:
     )
 
 
-def _materialize(frame: DataFrame) -> tuple[DataFrame, int]:
-    cached = frame.persist(StorageLevel.MEMORY_AND_DISK)
-    return cached, cached.count()
+def _materialize(frame: DataFrame, *, checkpoint: bool = False) -> tuple[DataFrame, int]:
+    """Compute ``frame`` once. ``checkpoint`` cuts the plan's lineage: needed for anything that
+    reads a lineage table, because a Delta write invalidates cached plans that read the table
+    and they would be recomputed against the new version (the parse UDF included)."""
+    if checkpoint:
+        stored = frame.localCheckpoint(eager=True)
+    else:
+        stored = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    return stored, stored.count()
 
 
 def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
@@ -219,7 +225,7 @@ def _run(
             to_parse = statements.join(done, FINGERPRINT, "left_anti")
         partitions = settings.parser.partitions or 3 * spark.sparkContext.defaultParallelism
         parsed, summary.parsed_statements = _materialize(
-            parse_statements(to_parse, settings.parser.to_options(), partitions)
+            parse_statements(to_parse, settings.parser.to_options(), partitions), checkpoint=True
         )
         cached.append(parsed)
         summary.reused_statements = summary.distinct_statements - summary.parsed_statements
@@ -287,13 +293,13 @@ def _merge_lineage(
     current = current_lineage_rows(scope_rows)
     for table, column_level in (("table_lineage", False), ("column_lineage", True)):
         desired, n_desired = _materialize(
-            lineage_edges(current, parsed_all, column_level=column_level)
+            lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
         )
         existing = tables.read(table)
         in_scope = existing.join(batch_fps, FINGERPRINT, "left_semi").unionByName(
             existing.join(objects, ["edge_kind", "object_name"], "left_semi")
         ).distinct()
-        stale, n_stale = _materialize(stale_rows(in_scope, desired, table))
+        stale, n_stale = _materialize(stale_rows(in_scope, desired, table), checkpoint=True)
         cached.extend([desired, stale])
         written = 0
         if n_desired or n_stale:
