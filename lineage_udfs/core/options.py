@@ -29,6 +29,11 @@ class ParserOptions:
             sources (sqllineage, DataHub). Default False (OpenLineage): lineage is data flow,
             and no row of an unused CTE reaches the output. Set True to also catch the
             statements that would break (not change) when such a table is dropped.
+        file_datasets: report file locations (COPY/LOAD/UNLOAD paths and URIs, INSERT …
+            DIRECTORY, ``parquet.`path```, ``read_parquet('…')``, DuckDB ``FROM 'x.csv'``) as
+            external datasets, named by :func:`~lineage_udfs.core.tables.location_dataset`
+            (credentials, query strings and ``key=value`` partition segments removed). False:
+            never output them.
         collapse_persistent_intermediates: in scripts, also collapse persistent tables that
             are written and then read later by the same script (sqllineage). By default only
             temporary objects and tables created and dropped within the script are collapsed.
@@ -54,3 +59,4 @@ class ParserOptions:
     include_unused_cte_sources: bool = False
     collapse_persistent_intermediates: bool = False
     conditions_as_direct: bool = False
+    file_datasets: bool = True

@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -146,6 +146,7 @@ class LineageParser:
             read,
             _lower(default_catalog or self.options.default_catalog),
             _lower(default_schema or self.options.default_schema),
+            file_datasets=self.options.file_datasets,
         )
         timeout = self.options.timeout_seconds
         try:
@@ -161,7 +162,7 @@ class LineageParser:
                 retry = split_statements(sql, fallback)
             if any(c.expression is not None for c in retry):
                 chunks, read = retry, fallback
-                ctx = NameContext(fallback, ctx.default_catalog, ctx.default_schema)
+                ctx = replace(ctx, dialect=fallback)
         steps: list[_Step] = []
         catalog = self.catalog
         for chunk in chunks:
@@ -368,16 +369,16 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
         return ctx
     parts = name.split(".")
     if kind in ("DATABASE", "CATALOG"):
-        return NameContext(ctx.dialect, parts[-1], None)
+        return replace(ctx, default_catalog=parts[-1], default_schema=None)
     if len(parts) >= 2:
-        return NameContext(ctx.dialect, parts[-2], parts[-1])
+        return replace(ctx, default_catalog=parts[-2], default_schema=parts[-1])
     if ctx.dialect in _USE_SETS_CATALOG:
-        return NameContext(ctx.dialect, parts[0], ctx.default_schema)
+        return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
     if kind == "SCHEMA" or ctx.dialect in _USE_SETS_SCHEMA:
-        return NameContext(ctx.dialect, ctx.default_catalog, parts[0])
+        return replace(ctx, default_catalog=ctx.default_catalog, default_schema=parts[0])
     if ctx.default_schema is not None:  # USE db: a new database, same schema name
-        return NameContext(ctx.dialect, parts[0], ctx.default_schema)
-    return NameContext(ctx.dialect, None, parts[0])
+        return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
+    return replace(ctx, default_catalog=None, default_schema=parts[0])
 
 
 _USE_SETS_CATALOG = frozenset({"tsql", "fabric", "snowflake"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from sqlglot import exp
 
@@ -44,6 +45,7 @@ class NameContext:
     dialect: str | None = None
     default_catalog: str | None = None
     default_schema: str | None = None
+    file_datasets: bool = True
 
     def ident(self, node: exp.Expression | None) -> str:
         """Canonical spelling of an identifier node ('' for None)."""
@@ -86,13 +88,17 @@ class NameContext:
             ) or None
         if isinstance(this, exp.Var) and this.name.startswith("@"):
             return this.name  # a stage (Snowflake) used as a dataset
+        if isinstance(this, exp.Func) and self.file_datasets:  # read_parquet('s3://…')
+            path = _file_reader_path(this)
+            if path is not None:
+                return location_dataset(path)
         if not isinstance(this, exp.Identifier):
             if isinstance(this, exp.Dot):
                 parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
                 return ".".join(p for p in parts if p) or None
             return None
-        if is_file_path(table):
-            return None  # parquet.`/path`, FROM 's3://…/x.csv': a location, not a dataset
+        if is_file_path(table):  # parquet.`/path`, FROM 's3://…/x.csv': an external dataset
+            return location_dataset(str(this.this)) if self.file_datasets else None
         parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
         name = self.ident(this)
         alias = table.args.get("alias")
@@ -141,6 +147,66 @@ def is_file_path(table: exp.Expression) -> bool:
         return False
     name = str(this.this)
     return "/" in name or "\\" in name or bool(_FILE_EXTENSION_RE.search(name))
+
+
+_FILE_READERS = frozenset(
+    {
+        "read_parquet", "parquet_scan", "read_csv", "read_csv_auto", "read_json",
+        "read_json_auto", "read_ndjson", "read_ndjson_auto", "read_text", "read_blob",
+        "read_files", "read_delta", "delta_scan", "iceberg_scan", "openrowset",
+    }
+)  # fmt: skip
+_PARTITION_SEGMENT_RE = re.compile(r"/[^/=]+=[^/]*(?:/.*)?$")
+
+
+def _file_reader_path(func: exp.Func) -> str | None:
+    """The path of a file-reading table function (``read_parquet('…')``), if constant."""
+    name = (func.sql_name() if not isinstance(func, exp.Anonymous) else func.name).lower()
+    if name not in _FILE_READERS:
+        return None
+    head = None if isinstance(func, exp.Anonymous) else func.this  # Anonymous.this is its name
+    args = [head, *func.expressions] if isinstance(head, exp.Expression) else func.expressions
+    first = args[0] if args else None
+    if isinstance(first, exp.Array) and first.expressions:
+        first = first.expressions[0]
+    if isinstance(first, exp.Literal) and first.is_string:
+        return str(first.this)
+    return None
+
+
+def location_dataset(location: str) -> str | None:
+    """The dataset name of a file location: where the data lives, nothing that varies per run.
+
+    Keeps the scheme, host and path; drops user credentials, query strings (signatures,
+    tokens) and fragments; cuts the path at the first Hive-style ``key=value`` partition
+    segment and at the first glob character, so daily partitions of one dataset share a name.
+
+    Examples:
+        >>> location_dataset("s3://AKIA:pw@bucket/events/dt=2024-01-01/part-0.parquet?sig=x")
+        's3://bucket/events'
+        >>> location_dataset("/mnt/raw/orders/*.csv")
+        '/mnt/raw/orders'
+        >>> location_dataset("@my_stage/path")
+        '@my_stage/path'
+    """
+    text = location.strip()
+    if not text:
+        return None
+    if "://" in text:
+        parts = urlsplit(text)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        text = f"{parts.scheme.lower()}://{host}{parts.path}"
+    else:
+        text = text.split("?", 1)[0]
+    text = _PARTITION_SEGMENT_RE.sub("", text)
+    glob = re.search(r"[*\\[{]", text)
+    if glob:  # cut at the glob and drop the partial segment before it
+        text = text[: glob.start()]
+        text = text[: text.rfind("/") + 1] if "/" in text else ""
+    text = text.rstrip("/")
+    return text or None
 
 
 @dataclass(slots=True)
@@ -395,8 +461,15 @@ def extract_tables(
             add_target(into.this, temporary=bool(into.args.get("temporary")))
     elif isinstance(statement, exp.Insert):
         node, cols = _unwrap_schema(statement.this)
-        if isinstance(node, exp.Directory):
-            pass  # INSERT OVERWRITE DIRECTORY 'path': a file location, never output (a literal)
+        if isinstance(node, exp.Directory):  # INSERT OVERWRITE DIRECTORY 'path'
+            path = node.this
+            name = (
+                location_dataset(str(path.this))
+                if ctx.file_datasets and isinstance(path, exp.Literal)
+                else None
+            )
+            if name:
+                result.targets.append(name)
         else:
             add_target(node)
         result.target_columns = cols
@@ -474,7 +547,11 @@ def extract_tables(
         add_target(statement.this)
         path = statement.args.get("inpath")
         if isinstance(path, exp.Expression):
-            skip_nodes.add(id(path))  # the path is a literal: never output
+            skip_nodes.add(id(path))
+            if ctx.file_datasets and isinstance(path, exp.Literal) and path.is_string:
+                name = location_dataset(str(path.this))
+                if name:
+                    result.sources.append(name)
     elif isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         old = ctx.table_name(statement.this)
@@ -670,12 +747,14 @@ def _resolve_alias_target(
 
 
 def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
-    """A named file location (a stage ``@s/p``, a table); a path literal is never output."""
+    """A file location as a dataset: a stage ``@s/p``, a table, or a path literal."""
     if isinstance(node, exp.Literal):
-        return None
+        return location_dataset(str(node.this)) if ctx.file_datasets and node.is_string else None
     if isinstance(node, exp.Table):
         if isinstance(node.this, exp.Var):
             return node.this.name
+        if isinstance(node.this, exp.Literal):  # Snowflake COPY INTO t FROM 'azure://…'
+            return _file_name(node.this, ctx)
         return ctx.table_name(node)
     return None
 
