@@ -66,8 +66,13 @@ class SourceSettings(_Strict):
         return value
 
 
+PARSER_JOB_KEYS: tuple[str, ...] = ("incremental", "partitions")
+"""Keys of the parser section that drive the job, not the parser."""
+
+
 class ParserSettings(_Strict):
-    """Parser knobs (→ ``ParserOptions``) plus how the job drives the parser."""
+    """Parser knobs (→ ``ParserOptions``; see its docstring) plus how the job drives the parser
+    (``incremental``, ``partitions``). A unit test keeps the fields in step with ParserOptions."""
 
     default_dialect: str = "spark"
     default_catalog: str | None = None
@@ -77,14 +82,21 @@ class ParserSettings(_Strict):
     max_sql_chars: int = 1_000_000
     use_sqlfluff: bool = True
     use_sqlparse: bool = True
+    fallback_dialect: str | None = None
+    destructive_statements_as_targets: bool = True
+    ddl_as_target: bool = True
+    rename_as_lineage: bool = True
+    update_target_as_source: bool = False
+    include_unused_cte_sources: bool = False
+    collapse_persistent_intermediates: bool = False
+    conditions_as_direct: bool = False
+    file_datasets: bool = True
     incremental: bool = True
     partitions: int = 0
 
     def to_options(self) -> ParserOptions:
         """The frozen dataclass handed to every executor (job-only keys excluded)."""
-        return ParserOptions(
-            **self.model_dump(exclude={"incremental", "partitions"}),
-        )
+        return ParserOptions(**self.model_dump(exclude=set(PARSER_JOB_KEYS)))
 
 
 class TableSettings(_Strict):

@@ -140,6 +140,11 @@ def _key_condition(table: str) -> str:
     return " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in TABLE_KEYS[table])
 
 
+VOLATILE_COLUMNS: dict[str, tuple[str, ...]] = {"parsed_statements": ("parse_ms",)}
+"""Columns that differ between two parses of the same statement; a change in them alone does
+not rewrite a row (so a forced re-parse with the same outcome changes nothing)."""
+
+
 def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
     """Insert new keys, update rows whose values changed; unchanged rows are not rewritten.
 
@@ -147,13 +152,14 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
     """
     columns = TABLE_SCHEMAS[table].fieldNames()
     values = [c for c in columns if c not in TABLE_KEYS[table]]
+    compared = [c for c in values if c not in VOLATILE_COLUMNS.get(table, ())]
     source = rows.select(*columns)
     before = tables.latest_version(table)
     (
         tables.delta_table(table)
         .alias("t")
         .merge(source.alias("s"), _key_condition(table))
-        .whenMatchedUpdate(condition=_differs(values), set={c: f"s.`{c}`" for c in values})
+        .whenMatchedUpdate(condition=_differs(compared), set={c: f"s.`{c}`" for c in values})
         .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
         .execute()
     )

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.settings import PARSER_JOB_KEYS, JobSettings, ParserSettings, load_settings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -47,10 +49,20 @@ def test_load_settings_overlays_apply_left_to_right(tmp_path: Path) -> None:
     assert settings.logging.level == "DEBUG"
 
 
-def test_parser_settings_to_options_excludes_job_keys() -> None:
-    options = JobSettings().parser.to_options()
-    assert isinstance(options, ParserOptions)
-    assert options == ParserOptions(**{k: getattr(options, k) for k in ParserOptions.__slots__})
+def test_parser_settings_mirror_parser_options() -> None:
+    option_fields = {f.name: f.default for f in dataclasses.fields(ParserOptions)}
+    settings_fields = {
+        name: field.default
+        for name, field in ParserSettings.model_fields.items()
+        if name not in PARSER_JOB_KEYS
+    }
+    assert settings_fields == option_fields  # same keys, same defaults
+    assert JobSettings().parser.to_options() == ParserOptions()
+
+
+def test_base_yaml_documents_every_parser_option() -> None:
+    base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
+    assert set(base["parser"]) == set(ParserSettings.model_fields)
 
 
 def test_load_settings_unknown_key_names_the_file(tmp_path: Path) -> None:
