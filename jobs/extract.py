@@ -1,6 +1,6 @@
 """Entry point: query logs → lineage Delta tables.
 
-    spark-submit jobs/extract.py                       # embedded default: conf/base.yaml + conf/local.yaml
+    spark-submit jobs/extract.py       # embedded default: conf/base.yaml + conf/local.yaml
     spark-submit jobs/extract.py --config conf/databricks.yaml --config my.yaml
     python jobs/extract.py ...                         # same; pyspark starts the JVM itself
 

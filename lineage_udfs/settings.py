@@ -205,7 +205,9 @@ def load_settings(paths: Sequence[str | Path]) -> JobSettings:
         if loaded is None:
             continue
         if not isinstance(loaded, Mapping):
-            raise ConfigError(f"config file {path} must hold a mapping, got {type(loaded).__name__}")
+            raise ConfigError(
+                f"config file {path} must hold a mapping, got {type(loaded).__name__}"
+            )
         merged = deep_merge(merged, loaded)
     try:
         return JobSettings.model_validate(merged)

@@ -109,12 +109,27 @@ def make_spark_log(rng: random.Random) -> list[str]:
                 rng.choice(ANALYSTS),
             )
     # view definitions (object_kind=view), the first one redefined on day 5
-    row(datetime(2024, 3, 1, 1, 0, 0), VIEW_V1, "dba", object_kind="view",
-        object_name="reports.daily_revenue")
-    row(datetime(2024, 3, 5, 1, 0, 0), VIEW_V2, "dba", object_kind="view",
-        object_name="reports.daily_revenue")
-    row(datetime(2024, 3, 2, 1, 0, 0), VIEW_TOP, "dba", object_kind="view",
-        object_name="reports.top_customers")
+    row(
+        datetime(2024, 3, 1, 1, 0, 0),
+        VIEW_V1,
+        "dba",
+        object_kind="view",
+        object_name="reports.daily_revenue",
+    )
+    row(
+        datetime(2024, 3, 5, 1, 0, 0),
+        VIEW_V2,
+        "dba",
+        object_kind="view",
+        object_name="reports.daily_revenue",
+    )
+    row(
+        datetime(2024, 3, 2, 1, 0, 0),
+        VIEW_TOP,
+        "dba",
+        object_kind="view",
+        object_name="reports.top_customers",
+    )
     # a multi-statement script in one log row
     row(
         datetime(2024, 3, 6, 3, 0, 0),
@@ -137,8 +152,16 @@ def make_spark_log(rng: random.Random) -> list[str]:
             }
         )
     )
-    lines.append(json.dumps({"query_text": "   ", "user_name": "ana",
-                             "start_time": "2024-03-06T10:00:00Z", "status": "success"}))
+    lines.append(
+        json.dumps(
+            {
+                "query_text": "   ",
+                "user_name": "ana",
+                "start_time": "2024-03-06T10:00:00Z",
+                "status": "success",
+            }
+        )
+    )
     # a corrupt (cut-off) JSON line
     lines.append('{"query_text": "INSERT INTO marts.fct_sales SELECT * FROM staging.stg_o')
     return lines
@@ -181,39 +204,62 @@ def make_snowflake_history(rng: random.Random) -> list[dict[str, str]]:
             }
         )
 
-    row(datetime(2024, 2, 29, 23, 0, 0, 250000), PROCEDURE, "DBA", OBJECT_KIND="procedure",
-        OBJECT_NAME="analytics.marts.refresh_sessions")
+    row(
+        datetime(2024, 2, 29, 23, 0, 0, 250000),
+        PROCEDURE,
+        "DBA",
+        OBJECT_KIND="procedure",
+        OBJECT_NAME="analytics.marts.refresh_sessions",
+    )
     for day in DAYS:
         d = day.isoformat()
         base = datetime(day.year, day.month, day.day, 5, 0, 0, rng.randint(0, 999) * 1000)
-        row(base, "COPY INTO analytics.raw.web_events FROM @analytics.raw.events_stage\n"
-                  f"PATTERN = '.*/{d}/.*[.]json' FILE_FORMAT = (TYPE = 'JSON')", "LOADER")
-        row(base + timedelta(minutes=10),
+        row(
+            base,
+            "COPY INTO analytics.raw.web_events FROM @analytics.raw.events_stage\n"
+            f"PATTERN = '.*/{d}/.*[.]json' FILE_FORMAT = (TYPE = 'JSON')",
+            "LOADER",
+        )
+        row(
+            base + timedelta(minutes=10),
             "CREATE OR REPLACE TABLE analytics.staging.web_sessions COPY GRANTS AS\n"
             "SELECT session_id, user_id, TO_DATE(event_ts) AS session_date, COUNT(*) AS events\n"
             "FROM analytics.raw.web_events\n"
             f"WHERE event_ts >= '{d} 00:00:00' AND event_type <> 'heartbeat'\n"
-            "GROUP BY session_id, user_id, TO_DATE(event_ts);", "LOADER")
+            "GROUP BY session_id, user_id, TO_DATE(event_ts);",
+            "LOADER",
+        )
         row(base + timedelta(minutes=20), "CALL analytics.marts.refresh_sessions()", "LOADER")
-        row(base + timedelta(minutes=25),
+        row(
+            base + timedelta(minutes=25),
             "INSERT INTO analytics.marts.channel_revenue (channel, revenue)\n"
             "SELECT e.channel, SUM(e.revenue) * 0.85 FROM analytics.raw.web_events e\n"
             f"WHERE e.event_ts::DATE = '{d}' AND e.channel IN ('paid_search', 'newsletter')\n"
-            "GROUP BY e.channel", "LOADER")
+            "GROUP BY e.channel",
+            "LOADER",
+        )
         for _ in range(9):
-            row(base + timedelta(hours=4, minutes=rng.randint(0, 400)),
-                rng.choice([
-                    f"SELECT * FROM analytics.marts.channel_revenue WHERE revenue > "
-                    f"{rng.randint(10000, 99999)}",
-                    "SHOW WAREHOUSES",
-                    f"select count(*) from sessions_daily where session_date = '{d}'",
-                    "ALTER SESSION SET TIMEZONE = 'Europe/Lisbon'",
-                    "USE SCHEMA analytics.marts",
-                ]),
-                rng.choice(ANALYSTS).upper())
+            row(
+                base + timedelta(hours=4, minutes=rng.randint(0, 400)),
+                rng.choice(
+                    [
+                        f"SELECT * FROM analytics.marts.channel_revenue WHERE revenue > "
+                        f"{rng.randint(10000, 99999)}",
+                        "SHOW WAREHOUSES",
+                        f"select count(*) from sessions_daily where session_date = '{d}'",
+                        "ALTER SESSION SET TIMEZONE = 'Europe/Lisbon'",
+                        "USE SCHEMA analytics.marts",
+                    ]
+                ),
+                rng.choice(ANALYSTS).upper(),
+            )
     row(datetime(2024, 3, 2, 6, 0, 0), "CREATE TABLE AS SELECT * FROM WHERE", "LOADER", "FAIL")
-    row(datetime(2024, 3, 2, 6, 5, 0), "INSERT INTO analytics.marts.channel_revenue "
-        "SELECT channel FROM analytics.raw.web_events WHERE channel = 'affiliate'", "LOADER")
+    row(
+        datetime(2024, 3, 2, 6, 5, 0),
+        "INSERT INTO analytics.marts.channel_revenue "
+        "SELECT channel FROM analytics.raw.web_events WHERE channel = 'affiliate'",
+        "LOADER",
+    )
     rows[-1]["START_TIME"] = "02/03/2024 06:05"  # a row with a timestamp in another format
     row(datetime(2024, 3, 3, 6, 0, 0), "", "LOADER", "FAIL")  # empty query text
     return rows
@@ -225,8 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args[0]) if args else Path(__file__).resolve().parent.parent / "data" / "sample"
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(20240301)
-    (out / "spark_query_log.jsonl").write_text("\n".join(make_spark_log(rng)) + "\n",
-                                               encoding="utf-8")
+    (out / "spark_query_log.jsonl").write_text(
+        "\n".join(make_spark_log(rng)) + "\n", encoding="utf-8"
+    )
     history = make_snowflake_history(rng)
     with (out / "snowflake_query_history.csv").open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(history[0]), quoting=csv.QUOTE_ALL)

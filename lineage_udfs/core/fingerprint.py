@@ -5,8 +5,9 @@ and as Spark SQL expressions in ``lineage_udfs.spark.transforms`` (on every log 
 Python UDF). Both are built from the regex constants below, which are written in the common subset
 of Python ``re`` and ``java.util.regex``: explicit ASCII classes instead of ``\\w``/``\\d``/``\\s``
 (whose meaning differs between the two engines), no named groups, no possessive quantifiers, and
-"unrolled" string loops (``'[^'\\\\]*(?:(?:\\\\.|'')[^'\\\\]*)*'``) so Java does not recurse once per
-character on long strings. A Spark test asserts both implementations agree on the sample log.
+"unrolled" string loops (``'[^'\\\\]*(?:(?:\\\\.|'')[^'\\\\]*)*'``) so Java does not
+recurse once per character on long strings. A Spark test asserts both implementations agree
+on the sample log.
 
 Algorithm:
 
@@ -112,8 +113,9 @@ LITERAL_REPLACEMENT = "?"
 
 # --- lineage relevance prefilter (applied to the normalized masked text) -----------------------
 NOT_RELEVANT_PATTERN = (
-    r"(?i)^[( ]*(?:SELECT|WITH|SHOW|SET|UNSET|USE|DESCRIBE|DESC|EXPLAIN|GRANT|REVOKE|COMMIT|ROLLBACK"
-    r"|START|ABORT|ALTER SESSION|ALTER USER|ALTER WAREHOUSE|CACHE|UNCACHE|CLEAR|LIST|LS|GET|PUT"
+    r"(?i)^[( ]*(?:SELECT|WITH|SHOW|SET|UNSET|USE|DESCRIBE|DESC|EXPLAIN|GRANT|REVOKE|COMMIT"
+    r"|ROLLBACK|START|ABORT|ALTER SESSION|ALTER USER|ALTER WAREHOUSE|CACHE|UNCACHE|CLEAR|LIST"
+    r"|LS|GET|PUT"
     r"|REMOVE|RM|ANALYZE|VACUUM|OPTIMIZE|REFRESH|MSCK|FETCH|VALUES|KILL|CANCEL)(?![A-Za-z0-9_$])"
 )
 """Statements that plainly carry no lineage: queries, session and admin commands."""
@@ -233,8 +235,8 @@ def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) 
     """Cheap prefilter on the normalized masked text; conservative (when unsure, True).
 
     View and procedure definitions are always relevant. Otherwise a statement is dropped only when
-    it starts with a plainly lineage-free keyword (SELECT, WITH, SHOW, SET, USE, …) and contains none of
-    the keywords that could make it write data (INTO, INSERT, CREATE, MERGE, ``;`` …).
+    it starts with a plainly lineage-free keyword (SELECT, WITH, SHOW, SET, USE, …) and contains
+    none of the keywords that could make it write data (INTO, INSERT, CREATE, MERGE, ``;`` …).
 
     Examples:
         >>> is_lineage_relevant("SELECT a FROM t WHERE x = ?")

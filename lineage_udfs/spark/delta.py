@@ -99,17 +99,15 @@ class LineageTables:
         """The table's current rows, columns in declared order."""
         name, path = self.location(table)
         frame = (
-            self.spark.read.table(name)
-            if name
-            else self.spark.read.format("delta").load(path)  # type: ignore[arg-type]
+            self.spark.read.table(name) if name else self.spark.read.format("delta").load(path)  # type: ignore[arg-type]
         )
         return frame.select(*TABLE_SCHEMAS[table].fieldNames())
 
     def append(self, table: str, rows: DataFrame) -> None:
         """Append rows (``lineage_runs`` only: one row per run by design)."""
         name, path = self.location(table)
-        writer = rows.select(*TABLE_SCHEMAS[table].fieldNames()).write.format("delta").mode(
-            "append"
+        writer = (
+            rows.select(*TABLE_SCHEMAS[table].fieldNames()).write.format("delta").mode("append")
         )
         if name:
             writer.saveAsTable(name)

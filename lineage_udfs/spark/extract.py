@@ -185,9 +185,7 @@ def _run(
         stats = log.agg(
             F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),
             # order-independent, overflow-free digest of the input's identities
-            F.sum(F.xxhash64(SOURCE_NAME, "query_id").bitwiseAND(F.lit(0xFFFFFFFF))).alias(
-                "input"
-            ),
+            F.sum(F.xxhash64(SOURCE_NAME, "query_id").bitwiseAND(F.lit(0xFFFFFFFF))).alias("input"),
         ).first()
         summary.load_quarantined = int(stats["bad"] or 0)  # type: ignore[index]
         summary.input_fingerprint = f"{int(stats['input'] or 0):016x}"  # type: ignore[index]
@@ -197,10 +195,7 @@ def _run(
         dedupe = Window.partitionBy("query_id").orderBy(
             F.col("start_time").asc_nulls_last(), F.col(FINGERPRINT)
         )
-        relevant = (
-            prepared.where(F.col(IS_RELEVANT))
-            .withColumn("_n", F.row_number().over(dedupe))
-        )
+        relevant = prepared.where(F.col(IS_RELEVANT)).withColumn("_n", F.row_number().over(dedupe))
         relevant, relevant_with_dups = _materialize(relevant)
         cached.append(relevant)
         summary.rows_not_relevant = (
@@ -244,9 +239,7 @@ def _run(
 
 
 def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
-    return {
-        str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()
-    }
+    return {str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()}
 
 
 def _merge_parsed_statements(
@@ -296,9 +289,11 @@ def _merge_lineage(
             lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
         )
         existing = tables.read(table)
-        in_scope = existing.join(batch_fps, FINGERPRINT, "left_semi").unionByName(
-            existing.join(objects, ["edge_kind", "object_name"], "left_semi")
-        ).distinct()
+        in_scope = (
+            existing.join(batch_fps, FINGERPRINT, "left_semi")
+            .unionByName(existing.join(objects, ["edge_kind", "object_name"], "left_semi"))
+            .distinct()
+        )
         stale, n_stale = _materialize(stale_rows(in_scope, desired, table), checkpoint=True)
         cached.extend([desired, stale])
         written = 0
@@ -331,9 +326,7 @@ def _merge_quarantine(
         )
     )
     parse = failed.join(stats, FINGERPRINT, "left").select(
-        F.sha2(F.concat_ws("\x1f", F.lit("parse"), F.col(FINGERPRINT)), 256).alias(
-            "quarantine_id"
-        ),
+        F.sha2(F.concat_ws("\x1f", F.lit("parse"), F.col(FINGERPRINT)), 256).alias("quarantine_id"),
         F.lit("parse").alias("stage"),
         F.concat_ws(
             ": ",

@@ -110,9 +110,7 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
         256,
     )
     selected["query_id"] = F.coalesce(value("query_id"), row_hash)
-    source_file = (
-        F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
-    )
+    source_file = F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
     columns = [selected[f.name].cast(f.dataType).alias(f.name) for f in QUERY_LOG_SCHEMA]
     return raw.select(
         *columns,
@@ -150,8 +148,11 @@ def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
                 [StructField(c, StringType(), True) for c in inferred if c != CORRUPT_COLUMN]
                 + [StructField(CORRUPT_COLUMN, StringType(), True)]
             )
-            return spark.read.options(**options).option("mode", "PERMISSIVE").schema(schema).json(
-                source.path
+            return (
+                spark.read.options(**options)
+                .option("mode", "PERMISSIVE")
+                .schema(schema)
+                .json(source.path)
             )
         if fmt == "parquet":
             return spark.read.options(**source.options).parquet(source.path)

@@ -186,8 +186,10 @@ def load_failures(log: DataFrame) -> DataFrame:
     """Rows with a load error, as quarantine candidates (stage ``load``); literals masked."""
     record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
     masked = normalize_masked_col(
-        mask_literals_col(record, F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(
-            F.col("dialect")))
+        mask_literals_col(
+            record,
+            F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(F.col("dialect")),
+        )
     )
     return log.where(F.col(LOAD_ERROR).isNotNull()).select(
         F.lit("load").alias("stage"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+
 import pytest
 from pyspark.sql import SparkSession
 
@@ -27,8 +28,7 @@ def _log(path: Path, rows: list[dict[str, str]]) -> Path:
 def _settings(log: Path, base: Path, *, incremental: bool = True) -> JobSettings:
     settings = JobSettings(
         sources=[
-            SourceSettings(name="log", format="jsonl", path=str(log),
-                           defaults={"dialect": "spark"})
+            SourceSettings(name="log", format="jsonl", path=str(log), defaults={"dialect": "spark"})
         ],
         sink=SinkSettings(base_path=str(base)),
     )
@@ -46,14 +46,20 @@ def logs(tmp_path: Path) -> dict[str, Path]:
     day1 = {"start_time": "2024-03-01T01:00:00Z"}
     day2 = {"start_time": "2024-03-05T01:00:00Z"}
     return {
-        "a": _log(tmp_path / "a.jsonl", [
-            {"query_text": V1, "object_kind": "view", "object_name": "rep.v", **day1},
-            {"query_text": ETL.format(day="2024-03-01"), **day1},
-        ]),
-        "b": _log(tmp_path / "b.jsonl", [
-            {"query_text": V2, "object_kind": "view", "object_name": "rep.v", **day2},
-            {"query_text": ETL.format(day="2024-03-05"), **day2},
-        ]),
+        "a": _log(
+            tmp_path / "a.jsonl",
+            [
+                {"query_text": V1, "object_kind": "view", "object_name": "rep.v", **day1},
+                {"query_text": ETL.format(day="2024-03-01"), **day1},
+            ],
+        ),
+        "b": _log(
+            tmp_path / "b.jsonl",
+            [
+                {"query_text": V2, "object_kind": "view", "object_name": "rep.v", **day2},
+                {"query_text": ETL.format(day="2024-03-05"), **day2},
+            ],
+        ),
     }
 
 
@@ -64,22 +70,30 @@ def test_redefined_view_replaces_lineage_and_query_lineage_accumulates(
     tables = LineageTables(spark, SinkSettings(base_path=str(base)))
 
     run(spark, _settings(logs["a"], base))
-    views = {(r.source_table, r.target_table, r.object_name)
-             for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()}
+    views = {
+        (r.source_table, r.target_table, r.object_name)
+        for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()
+    }
     assert views == {("src.one", "rep.v", "rep.v")}
 
     run(spark, _settings(logs["b"], base))
-    views = {(r.source_table, r.target_table)
-             for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()}
+    views = {
+        (r.source_table, r.target_table)
+        for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()
+    }
     assert views == {("src.two", "rep.v")}  # the old definition's edges are gone
-    view_columns = {(r.source_table, r.source_column, r.target_column)
-                    for r in tables.read("column_lineage").where("edge_kind = 'view'").collect()
-                    if r.transformation_type == "DIRECT"}
+    view_columns = {
+        (r.source_table, r.source_column, r.target_column)
+        for r in tables.read("column_lineage").where("edge_kind = 'view'").collect()
+        if r.transformation_type == "DIRECT"
+    }
     assert view_columns == {("src.two", "a", "a")}
     [etl] = tables.read("table_lineage").where("edge_kind = 'query'").collect()
     assert (etl.source_table, etl.target_table) == ("raw.s", "mart.t")
     assert (etl.occurrences, etl.first_seen, etl.last_seen) == (
-        2, datetime(2024, 3, 1, 1, 0), datetime(2024, 3, 5, 1, 0)
+        2,
+        datetime(2024, 3, 1, 1, 0),
+        datetime(2024, 3, 5, 1, 0),
     )
     settled = _snapshot(tables)
 
@@ -100,9 +114,7 @@ def test_tables_are_created_with_declared_schemas_and_comments(
     tables.ensure_all()  # idempotent
     for table, schema in TABLE_SCHEMAS.items():
         read = tables.read(table)
-        assert [(f.name, f.dataType) for f in read.schema] == [
-            (f.name, f.dataType) for f in schema
-        ]
+        assert [(f.name, f.dataType) for f in read.schema] == [(f.name, f.dataType) for f in schema]
         detail = tables.delta_table(table).detail().first()
         assert detail is not None and detail["description"]
         comments = {f.name: f.metadata.get("comment") for f in read.schema}

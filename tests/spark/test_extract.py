@@ -106,7 +106,8 @@ def test_query_table_edges(outcome: Outcome) -> None:
 
 def test_daily_statement_accumulates_first_last_seen_and_occurrences(outcome: Outcome) -> None:
     [edge] = [
-        r for r in outcome.after_first["table_lineage"]
+        r
+        for r in outcome.after_first["table_lineage"]
         if (r.source_table, r.target_table, r.edge_kind)
         == ("raw.orders", "staging.stg_orders", "query")
     ]
@@ -152,7 +153,9 @@ def test_column_edges_of_simple_statements(outcome: Outcome) -> None:
     revenue = _direct_column_edges(outcome, "reports.daily_revenue")
     assert revenue[("marts.fct_sales.amount", "revenue")] == "AGGREGATION"  # SUM(s.amount)
     dim = _direct_column_edges(outcome, "marts.dim_customer")
-    assert dim[("staging.stg_customers.email", "email")] == "IDENTITY"  # MERGE … SET t.email = s.email
+    assert (
+        dim[("staging.stg_customers.email", "email")] == "IDENTITY"
+    )  # MERGE … SET t.email = s.email
 
 
 def test_malformed_rows_are_quarantined_with_reasons(outcome: Outcome) -> None:
@@ -221,15 +224,18 @@ def test_no_literal_from_the_log_is_stored_anywhere(outcome: Outcome) -> None:
     assert leaks == set()
     # and the masked text is what the Python masker produces
     masked = {r.masked_sql for r in outcome.after_first["parsed_statements"]}
-    assert fp.normalized_masked_sql(
-        "INSERT INTO tab SELECT 1 FROM t WHERE d = '2024-03-01'", "spark"
-    ) == "INSERT INTO tab SELECT ? FROM t WHERE d = ?"
-    assert any(m.startswith("INSERT OVERWRITE staging.stg_orders SELECT") and "DATE ?" in m
-               for m in masked)
+    assert (
+        fp.normalized_masked_sql("INSERT INTO tab SELECT 1 FROM t WHERE d = '2024-03-01'", "spark")
+        == "INSERT INTO tab SELECT ? FROM t WHERE d = ?"
+    )
+    assert any(
+        m.startswith("INSERT OVERWRITE staging.stg_orders SELECT") and "DATE ?" in m for m in masked
+    )
 
 
-def test_second_run_changes_no_lineage_table(outcome: Outcome, spark: SparkSession,
-                                             assert_frames_equal: Any) -> None:
+def test_second_run_changes_no_lineage_table(
+    outcome: Outcome, spark: SparkSession, assert_frames_equal: Any
+) -> None:
     assert outcome.second.status == "succeeded"
     assert outcome.second.parsed_statements == 0  # incremental: same parser_version
     assert outcome.second.table_edges_written == 0

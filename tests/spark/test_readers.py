@@ -1,4 +1,5 @@
-"""Query-log readers: each format → canonical schema; missing columns; corrupt rows kept with a reason."""
+"""Query-log readers: each format → canonical schema; missing columns; corrupt rows kept with
+a reason."""
 
 from __future__ import annotations
 
@@ -50,11 +51,34 @@ def test_read_csv_maps_columns_defaults_and_multiline_text(
     assert log.columns[: len(CANONICAL)] == CANONICAL
     expected = spark.createDataFrame(
         [
-            ("q1", "INSERT INTO a\nSELECT * FROM b", "snowflake", "ANALYTICS", None, "ann",
-             datetime(2024, 3, 1, 5, 0, 0, 250000), None, None, "snowflake://acme", "query",
-             None),
-            ("q2", "SELECT 1", "snowflake", None, None, None, datetime(2024, 3, 2, 6, 0, 0),
-             None, None, "snowflake://acme", "query", None),
+            (
+                "q1",
+                "INSERT INTO a\nSELECT * FROM b",
+                "snowflake",
+                "ANALYTICS",
+                None,
+                "ann",
+                datetime(2024, 3, 1, 5, 0, 0, 250000),
+                None,
+                None,
+                "snowflake://acme",
+                "query",
+                None,
+            ),
+            (
+                "q2",
+                "SELECT 1",
+                "snowflake",
+                None,
+                None,
+                None,
+                datetime(2024, 3, 2, 6, 0, 0),
+                None,
+                None,
+                "snowflake://acme",
+                "query",
+                None,
+            ),
         ],
         QUERY_LOG_SCHEMA,
     )
@@ -67,15 +91,18 @@ def test_read_jsonl_quarantines_corrupt_and_bad_rows_and_hashes_ids(
 ) -> None:
     path = tmp_path / "log.jsonl"
     lines = [
-        json.dumps({"query_text": "INSERT INTO a SELECT * FROM b", "start_time": "2024-03-01T02:00:00Z"}),
+        json.dumps(
+            {"query_text": "INSERT INTO a SELECT * FROM b", "start_time": "2024-03-01T02:00:00Z"}
+        ),
         json.dumps({"query_text": "INSERT INTO a SELECT * FROM c", "start_time": "yesterday"}),
         json.dumps({"query_text": "  ", "start_time": "2024-03-01T02:00:00Z"}),
         json.dumps({"start_time": "2024-03-01T02:00:00Z"}),
         '{"query_text": "INSERT INTO a SEL',
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    source = SourceSettings(name="spark", format="jsonl", path=str(path),
-                            defaults={"dialect": "spark"})
+    source = SourceSettings(
+        name="spark", format="jsonl", path=str(path), defaults={"dialect": "spark"}
+    )
     log = read_query_log(spark, source)
     errors = sorted((r[LOAD_ERROR] or "") for r in log.collect())
     assert errors == [
@@ -100,12 +127,19 @@ def test_read_parquet_keeps_typed_timestamps(spark: SparkSession, tmp_path: Path
         [("p1", "CREATE TABLE x AS SELECT * FROM y", datetime(2024, 3, 1, 1, 2, 3), "bigquery")],
         "id string, sql string, ts timestamp, dialect string",
     ).write.parquet(path)
-    source = SourceSettings(name="pq", format="parquet", path=path,
-                            columns={"query_id": "id", "query_text": "sql", "start_time": "ts"})
+    source = SourceSettings(
+        name="pq",
+        format="parquet",
+        path=path,
+        columns={"query_id": "id", "query_text": "sql", "start_time": "ts"},
+    )
     row = read_query_log(spark, source).first()
     assert row is not None
     assert (row["query_id"], row["dialect"], row["start_time"], row[LOAD_ERROR]) == (
-        "p1", "bigquery", datetime(2024, 3, 1, 1, 2, 3), None
+        "p1",
+        "bigquery",
+        datetime(2024, 3, 1, 1, 2, 3),
+        None,
     )
 
 
@@ -120,7 +154,10 @@ def test_read_delta_log(spark: SparkSession, tmp_path: Path) -> None:
     row = read_query_log(spark, source).first()
     assert row is not None
     assert (row["query_id"], row["object_kind"], row["object_name"], row["start_time"]) == (
-        "d1", "view", "V1", datetime(2024, 3, 1, 2, 0, 0)
+        "d1",
+        "view",
+        "V1",
+        datetime(2024, 3, 1, 2, 0, 0),
     )
 
 
@@ -137,7 +174,8 @@ def test_read_missing_query_text_column_names_it_and_lists_available(
 def test_read_mapped_column_missing_is_an_input_error(spark: SparkSession, tmp_path: Path) -> None:
     path = tmp_path / "x.csv"
     path.write_text('"QUERY_TEXT"\n"SELECT 1"\n', encoding="utf-8")
-    source = SourceSettings(name="sf", format="csv", path=str(path),
-                            columns={"start_time": "START_TIME"})
+    source = SourceSettings(
+        name="sf", format="csv", path=str(path), columns={"start_time": "START_TIME"}
+    )
     with pytest.raises(InputError, match=r"'START_TIME' mapped to start_time is missing"):
         read_query_log(spark, source)

@@ -39,8 +39,15 @@ def test_spark_masking_and_fingerprints_equal_python_on_the_sample_log(
 ) -> None:
     prepared = prepare_statements(_sample_log(spark).where(F.col(LOAD_ERROR).isNull()))
     rows = prepared.select(
-        "query_text", "dialect", "default_database", "default_schema", "object_kind",
-        PARSE_TEXT, MASKED_SQL, FINGERPRINT, IS_RELEVANT,
+        "query_text",
+        "dialect",
+        "default_database",
+        "default_schema",
+        "object_kind",
+        PARSE_TEXT,
+        MASKED_SQL,
+        FINGERPRINT,
+        IS_RELEVANT,
     ).collect()
     assert len(rows) > 200
     mismatches = []
@@ -48,10 +55,12 @@ def test_spark_masking_and_fingerprints_equal_python_on_the_sample_log(
         expected = (
             fp.clean_statement(r.query_text),
             fp.normalized_masked_sql(r.query_text, r.dialect),
-            fp.fingerprint(r.query_text, r.dialect, r.default_database, r.default_schema,
-                           r.object_kind),
-            fp.is_lineage_relevant(fp.normalized_masked_sql(r.query_text, r.dialect),
-                                   r.object_kind),
+            fp.fingerprint(
+                r.query_text, r.dialect, r.default_database, r.default_schema, r.object_kind
+            ),
+            fp.is_lineage_relevant(
+                fp.normalized_masked_sql(r.query_text, r.dialect), r.object_kind
+            ),
         )
         actual = (r[PARSE_TEXT], r[MASKED_SQL], r[FINGERPRINT], r[IS_RELEVANT])
         if actual != expected:
@@ -69,9 +78,11 @@ def test_spark_masking_equals_python_on_edge_cases(spark: SparkSession) -> None:
         ("spark", "CREATE OR REPLACE TABLE a COPY GRANTS AS SELECT ü, '€' FROM b ; \n"),
     ]
     frame = spark.createDataFrame(cases, "dialect string, query_text string")
-    rows = prepare_statements(frame.withColumn("default_database", F.lit(None).cast("string"))
-                              .withColumn("default_schema", F.lit(None).cast("string"))
-                              .withColumn("object_kind", F.lit("query"))).collect()
+    rows = prepare_statements(
+        frame.withColumn("default_database", F.lit(None).cast("string"))
+        .withColumn("default_schema", F.lit(None).cast("string"))
+        .withColumn("object_kind", F.lit("query"))
+    ).collect()
     for r in rows:
         assert r[MASKED_SQL] == fp.normalized_masked_sql(r.query_text, r.dialect), r.query_text
         assert r[FINGERPRINT] == fp.fingerprint(r.query_text, r.dialect), r.query_text
@@ -81,15 +92,22 @@ def test_parse_udf_returns_the_declared_struct_and_never_raises(spark: SparkSess
     assert set(PARSE_RESULT_FIELDS) == set(PARSE_RESULT_SCHEMA.fieldNames())
     statements = spark.createDataFrame(
         [
-            ("f1", "INSERT INTO db.dst SELECT a FROM db.src WHERE b = 'secret-42'",
-             "INSERT INTO db.dst SELECT a FROM db.src WHERE b = ?", "spark"),
+            (
+                "f1",
+                "INSERT INTO db.dst SELECT a FROM db.src WHERE b = 'secret-42'",
+                "INSERT INTO db.dst SELECT a FROM db.src WHERE b = ?",
+                "spark",
+            ),
             ("f2", "SELEC FROM WHERE 'secret-43'", "SELEC FROM WHERE ?", "spark"),
             ("f3", "", "", "spark"),
             ("f4", None, None, None),
         ],
         f"{FINGERPRINT} string, {PARSE_TEXT} string, {MASKED_SQL} string, dialect string",
-    ).select("*", F.lit(None).cast("string").alias("default_database"),
-             F.lit(None).cast("string").alias("default_schema"))
+    ).select(
+        "*",
+        F.lit(None).cast("string").alias("default_database"),
+        F.lit(None).cast("string").alias("default_schema"),
+    )
     parsed = parse_statements(statements, ParserOptions(), 2)
     assert parsed.schema[PARSE_RESULT].dataType == PARSE_RESULT_SCHEMA
     results = {r[FINGERPRINT]: r[PARSE_RESULT] for r in parsed.collect()}

@@ -79,7 +79,7 @@ def test_load_settings_invalid_yaml_names_the_file(tmp_path: Path) -> None:
 
 
 def test_load_settings_missing_file_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="nope.yaml"):
+    with pytest.raises(ConfigError, match=r"nope\.yaml"):
         load_settings([tmp_path / "nope.yaml"])
 
 

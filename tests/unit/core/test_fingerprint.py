@@ -14,12 +14,26 @@ MASK_CASES = [
     ("doubled_quote", "snowflake", "SELECT 'it''s' FROM t", "SELECT ? FROM t"),
     ("backslash_escape", "spark", r"SELECT 'a\'b', c FROM t", "SELECT ?, c FROM t"),
     ("dollar_quoted", "postgres", "SELECT $$it's$$, $tag$x$tag$ FROM t", "SELECT ?, ? FROM t"),
-    ("digits_in_identifiers", "spark", "SELECT t1.a FROM tab_2024 t1", "SELECT t1.a FROM tab_2024 t1"),
+    (
+        "digits_in_identifiers",
+        "spark",
+        "SELECT t1.a FROM tab_2024 t1",
+        "SELECT t1.a FROM tab_2024 t1",
+    ),
     ("numbers", "spark", "SELECT 10, 1.5, .5, 1e-3, 2.5E+10 FROM t", "SELECT ?, ?, ?, ?, ? FROM t"),
-    ("hex_and_typed", "spark", "SELECT 0x1F, X'1F', DATE '2024-01-01', 10L, 1.5BD",
-     "SELECT ?, ?, DATE ?, ?, ?"),
+    (
+        "hex_and_typed",
+        "spark",
+        "SELECT 0x1F, X'1F', DATE '2024-01-01', 10L, 1.5BD",
+        "SELECT ?, ?, DATE ?, ?, ?",
+    ),
     ("interval", "postgres", "SELECT now() - INTERVAL '3 days'", "SELECT now() - INTERVAL ?"),
-    ("double_quote_identifier", "snowflake", 'SELECT "Amount 1" FROM "T"', 'SELECT "Amount 1" FROM "T"'),
+    (
+        "double_quote_identifier",
+        "snowflake",
+        'SELECT "Amount 1" FROM "T"',
+        'SELECT "Amount 1" FROM "T"',
+    ),
     ("double_quote_string_spark", "spark", 'SELECT "abc" FROM t', "SELECT ? FROM t"),
     ("double_quote_string_mysql", "mysql", 'SELECT "abc" FROM t', "SELECT ? FROM t"),
     ("double_quote_string_bigquery", "bigquery", 'SELECT "abc" FROM t', "SELECT ? FROM t"),
@@ -33,8 +47,9 @@ MASK_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("dialect", "sql", "expected"), [c[1:] for c in MASK_CASES],
-                         ids=[c[0] for c in MASK_CASES])
+@pytest.mark.parametrize(
+    ("dialect", "sql", "expected"), [c[1:] for c in MASK_CASES], ids=[c[0] for c in MASK_CASES]
+)
 def test_mask_literals_cases(dialect: str, sql: str, expected: str) -> None:
     assert fp.mask_literals(sql, dialect) == expected
 
@@ -56,7 +71,9 @@ def test_normalized_masked_sql_collapses_whitespace() -> None:
 
 def test_fingerprint_same_for_different_literals_and_layout() -> None:
     a = fp.fingerprint("INSERT INTO t SELECT * FROM s WHERE d = '2024-01-01' AND n > 5", "spark")
-    b = fp.fingerprint("INSERT INTO t\nSELECT * FROM s\nWHERE d = '2024-03-09' AND n > 70;", "spark")
+    b = fp.fingerprint(
+        "INSERT INTO t\nSELECT * FROM s\nWHERE d = '2024-03-09' AND n > 70;", "spark"
+    )
     assert a == b
     assert re.fullmatch(r"[0-9a-f]{32}", a)
 
@@ -102,7 +119,10 @@ RELEVANCE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("sql", "kind", "expected"), [c[1:] for c in RELEVANCE_CASES],
-                         ids=[c[0] for c in RELEVANCE_CASES])
+@pytest.mark.parametrize(
+    ("sql", "kind", "expected"),
+    [c[1:] for c in RELEVANCE_CASES],
+    ids=[c[0] for c in RELEVANCE_CASES],
+)
 def test_is_lineage_relevant_cases(sql: str, kind: str | None, expected: bool) -> None:
     assert fp.is_lineage_relevant(sql, kind) is expected
