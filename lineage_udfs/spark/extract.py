@@ -218,7 +218,7 @@ def _run(
                 .select(FINGERPRINT)
             )
             to_parse = statements.join(done, FINGERPRINT, "left_anti")
-        partitions = settings.parser.partitions or 3 * spark.sparkContext.defaultParallelism
+        partitions = settings.parser.partitions or _default_partitions(spark)
         parsed, summary.parsed_statements = _materialize(
             parse_statements(to_parse, settings.parser.to_options(), partitions), checkpoint=True
         )
@@ -236,6 +236,15 @@ def _run(
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
         summary.by_parser = _count_by(counts, "parser")
+
+
+def _default_partitions(spark: SparkSession) -> int:
+    """3 x the cores (stragglers from rare huge statements spread out); shuffle partitions where
+    the SparkContext is not reachable (Spark Connect, Databricks serverless)."""
+    try:
+        return 3 * spark.sparkContext.defaultParallelism
+    except Exception:  # Connect sessions raise various errors here
+        return int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
 
 
 def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
