@@ -222,7 +222,6 @@ def _run(
         parsed, summary.parsed_statements = _materialize(
             parse_statements(to_parse, settings.parser.to_options(), partitions), checkpoint=True
         )
-        cached.append(parsed)
         summary.reused_statements = summary.distinct_statements - summary.parsed_statements
 
     with _stage(summary, "write"):
@@ -231,7 +230,7 @@ def _run(
             tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi")
         )
         _merge_parsed_statements(tables, parsed, stats_df, batch_fps, version)
-        _merge_lineage(tables, batch_fps, summary, cached)
+        _merge_lineage(tables, batch_fps, summary)
         _merge_quarantine(tables, log, parsed, stats_df, summary)
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
@@ -278,9 +277,7 @@ def _merge_parsed_statements(
     merge_upsert(tables, "parsed_statements", rows)
 
 
-def _merge_lineage(
-    tables: LineageTables, batch_fps: DataFrame, summary: RunSummary, cached: list[DataFrame]
-) -> None:
+def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSummary) -> None:
     """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables."""
     parsed_all = tables.read("parsed_statements")
     annotated = annotate_edge_kind(tables.read("queries"), parsed_all)
@@ -304,7 +301,6 @@ def _merge_lineage(
             .distinct()
         )
         stale, n_stale = _materialize(stale_rows(in_scope, desired, table), checkpoint=True)
-        cached.extend([desired, stale])
         written = 0
         if n_desired or n_stale:
             written = _written(merge_reconcile(tables, table, desired, stale))

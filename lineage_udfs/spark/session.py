@@ -60,7 +60,8 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
         return spark
 
     builder = SparkSession.builder.appName(settings.app_name)
-    if settings.master:
+    if settings.master and mode == "python":
+        # under spark-submit the launcher's --master (default local[*]) is the one to honour
         builder = builder.master(settings.master)
     for key, value in settings.confs.items():
         builder = builder.config(key, value)
@@ -68,14 +69,19 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
         # Local workers must run the driver's interpreter (the venv with lineage_udfs), not
         # whatever `python3` is first on PATH; pyspark reads only the environment variable here.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if settings.packages:
-        if mode == "spark-submit":
-            logger.info(
-                "spark-submit launch: spark.jars.packages from settings is ignored by Spark; "
-                "packages come from SPARK_CONF_DIR/spark-defaults.conf or --packages"
-            )
+    if settings.packages and mode == "python":
         builder = builder.config("spark.jars.packages", ",".join(settings.packages))
     spark = builder.getOrCreate()
+    if mode == "spark-submit" and settings.packages:
+        # Too late to resolve packages now: check what the launcher resolved.
+        launched = spark.sparkContext.getConf().get("spark.jars.packages", "") or ""
+        missing = [p for p in settings.packages if p not in launched]
+        if missing:
+            logger.warning(
+                "spark-submit was launched without %s: export SPARK_CONF_DIR=conf "
+                "(conf/spark-defaults.conf) or pass --packages, or Delta reads/writes will fail",
+                ",".join(missing),
+            )
     logger.info(
         "Spark %s session (%s launch, master %s)", spark.version, mode, spark.sparkContext.master
     )
