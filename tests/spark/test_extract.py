@@ -129,6 +129,20 @@ def test_view_edges_come_from_the_newest_definition_only(outcome: Outcome) -> No
     assert not any(s == "staging.stg_orders" and t == "reports.daily_revenue" for s, t, _ in views)
 
 
+def test_procedure_body_lineage(outcome: Outcome) -> None:
+    procedures = {
+        (r.source_table, r.target_table, r.object_name)
+        for r in outcome.after_first["table_lineage"]
+        if r.edge_kind == "procedure"
+    }
+    # INSERT INTO analytics.marts.sessions_daily … FROM analytics.staging.web_sessions inside $$…$$
+    assert (
+        "analytics.staging.web_sessions",
+        "analytics.marts.sessions_daily",
+        "analytics.marts.refresh_sessions",
+    ) in procedures
+
+
 def _direct_column_edges(outcome: Outcome, target_table: str) -> dict[tuple[str, str], str]:
     return {
         (f"{r.source_table}.{r.source_column}", r.target_column): r.transformation_subtype
