@@ -76,6 +76,7 @@ class RunSummary:
     reused_statements: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
     by_parser: dict[str, int] = field(default_factory=dict)
+    by_error_kind: dict[str, int] = field(default_factory=dict)
     table_edges_written: int = 0
     column_edges_written: int = 0
     table_edges_in_scope: int = 0
@@ -100,6 +101,7 @@ class RunSummary:
                 f" (parsed now {self.parsed_statements}, reused {self.reused_statements})",
                 f"  by status            {self.by_status}",
                 f"  by parser            {self.by_parser}",
+                f"  by error kind        {self.by_error_kind}",
                 f"  table edges          {self.table_edges_in_scope} in scope,"
                 f" {self.table_edges_written} written (inserted/updated/deleted)",
                 f"  column edges         {self.column_edges_in_scope} in scope,"
@@ -235,6 +237,9 @@ def _run(
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
         summary.by_parser = _count_by(counts, "parser")
+        summary.by_error_kind = _count_by(
+            counts.where(F.col("error_kind").isNotNull()), "error_kind"
+        )
 
 
 def _default_partitions(spark: SparkSession) -> int:

@@ -119,3 +119,22 @@ def test_tables_are_created_with_declared_schemas_and_comments(
         assert detail is not None and detail["description"]
         comments = {f.name: f.metadata.get("comment") for f in read.schema}
         assert all(comments.values()), (table, comments)
+
+
+def test_catalog_table_names_instead_of_paths(
+    spark: SparkSession, tmp_path: Path, logs: dict[str, Path]
+) -> None:
+    spark.sql("CREATE DATABASE IF NOT EXISTS lineage_it")
+    settings = _settings(logs["a"], tmp_path / "unused")
+    settings = settings.model_copy(
+        update={"sink": SinkSettings(base_path=str(tmp_path / "unused"), database="lineage_it")}
+    )
+    summary = run(spark, settings)
+    assert summary.status == "succeeded"
+    edges = {
+        (r.source_table, r.target_table, r.edge_kind)
+        for r in spark.table("lineage_it.table_lineage").collect()
+    }
+    assert ("raw.s", "mart.t", "query") in edges
+    assert spark.table("lineage_it.lineage_runs").count() == 1
+    assert not (tmp_path / "unused").exists()
