@@ -233,7 +233,7 @@ def _run(
         )
         _merge_parsed_statements(tables, parsed, stats_df, batch_fps, version)
         _merge_lineage(tables, batch_fps, summary)
-        _merge_quarantine(tables, log, parsed, stats_df, summary)
+        _merge_quarantine(tables, log, batch_fps, summary)
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
         summary.by_parser = _count_by(counts, "parser")
@@ -318,32 +318,39 @@ def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSumm
 def _merge_quarantine(
     tables: LineageTables,
     log: DataFrame,
-    parsed: DataFrame,
-    stats: DataFrame,
+    batch_fps: DataFrame,
     summary: RunSummary,
 ) -> None:
-    """Insert load failures and parse failures not yet quarantined (deterministic ids)."""
+    """Insert load failures and parse failures not yet quarantined (deterministic ids).
+
+    Parse failures are read back from ``parsed_statements`` for the batch's fingerprints (not
+    from this run's UDF output), so a run that stopped after parsing is completed by the next.
+    """
     load = load_failures(log).withColumn(
         "quarantine_id",
         F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
     )
-    result = F.col(PARSE_RESULT)
-    failed = parsed.where(
-        result.status.isin(*QUARANTINE_STATUSES)
-        | (
-            (result.status == str(ParseStatus.SKIPPED))
-            & (result.error_kind == str(ErrorKind.TOO_LARGE))
+    status = F.col("status")
+    failed = (
+        tables.read("parsed_statements")
+        .join(batch_fps, FINGERPRINT, "left_semi")
+        .where(
+            status.isin(*QUARANTINE_STATUSES)
+            | (
+                (status == str(ParseStatus.SKIPPED))
+                & (F.col("error_kind") == str(ErrorKind.TOO_LARGE))
+            )
         )
     )
-    parse = failed.join(stats, FINGERPRINT, "left").select(
+    parse = failed.select(
         F.sha2(F.concat_ws("\x1f", F.lit("parse"), F.col(FINGERPRINT)), 256).alias("quarantine_id"),
         F.lit("parse").alias("stage"),
         F.concat_ws(
             ": ",
-            F.concat(F.lit("parse "), result.status),
-            F.coalesce(result.error, F.lit("no lineage")),
+            F.concat(F.lit("parse "), status),
+            F.coalesce(F.col("error"), F.lit("no lineage")),
         ).alias("reason"),
-        result.error_kind.alias("error_kind"),
+        "error_kind",
         F.lit(None).cast("string").alias("query_id"),
         FINGERPRINT,
         F.lit(None).cast("string").alias("source_file"),
