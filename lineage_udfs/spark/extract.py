@@ -252,7 +252,8 @@ def _default_partitions(spark: SparkSession) -> int:
 
 
 def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
-    return {str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()}
+    counts = {str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()}
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))  # largest first
 
 
 def _merge_parsed_statements(
