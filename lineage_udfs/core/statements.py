@@ -17,6 +17,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from lineage_udfs.core.timeout import ParseTimeoutError
+
 _COMPOUND_RE = re.compile(r"([\w.\[\]@\"]+)\s*([-+*/%&|^])=(?!=)")
 """T-SQL compound assignment ``SET x += 1``, which sqlglot does not read: becomes ``x = x + 1``."""
 _GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | re.MULTILINE)
@@ -324,10 +326,24 @@ def _identifier_quote(dialect: str | None) -> str | None:
     return '"' if '"' in quotes else None
 
 
+def _reraise_timeout(exc: BaseException) -> None:
+    """Re-raise the time limit's error, also when sqlglot wrapped it (its tokenizer re-raises
+    any error as ``TokenError(...) from e``): the limit ends the split, not one attempt, or each
+    repair attempt would run on without a limit."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return
+        if isinstance(seen, ParseTimeoutError):
+            raise seen
+        seen = seen.__cause__ or seen.__context__
+
+
 def _parse_once(text: str, dialect: str | None) -> list[exp.Expression] | None:
     try:
         parsed = sqlglot.parse(text, read=dialect)
-    except Exception:
+    except Exception as exc:
+        _reraise_timeout(exc)
         return None
     out: list[exp.Expression] = []
     for e in parsed:
@@ -426,6 +442,7 @@ def _parse_error(text: str, dialect: str | None) -> Exception:
     try:
         sqlglot.parse(text, read=dialect)
     except Exception as exc:
+        _reraise_timeout(exc)
         return exc
     return ValueError("no statement")
 
@@ -447,7 +464,8 @@ def _hides_statements(expression: exp.Expression) -> bool:
 def _tokens(text: str, dialect: str | None) -> list[Token] | None:
     try:
         return list(sqlglot.tokenize(text, read=dialect))
-    except Exception:
+    except Exception as exc:
+        _reraise_timeout(exc)
         return None
 
 

@@ -47,3 +47,14 @@ def test_parse_off_main_thread_runs_without_limit() -> None:
     thread.start()
     thread.join(30)
     assert results and results[0].status == ParseStatus.OK
+
+
+def test_time_limit_wrapped_by_sqlglot_tokenizer_ends_the_split() -> None:
+    """sqlglot's tokenizer re-raises any error as ``TokenError(...) from e``: the split must
+    still stop at the limit instead of retrying its repairs without one."""
+    from lineage_udfs.core.statements import split_statements
+
+    wide = "INSERT INTO t SELECT " + " + ".join(f"(a{i} * {i})" for i in range(40000)) + " FROM s"
+    with pytest.raises(ParseTimeoutError), time_limit(0.05):
+        split_statements(wide, "spark")
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
