@@ -17,7 +17,8 @@ warehouse's query history:
 
 Writes CSV, JSON Lines or Parquet with the canonical log columns (query_id, query_text,
 dialect, default_database, default_schema, user_name, start_time, end_time, status,
-source_system), streaming in chunks so that a million rows need little memory.
+source_system, object_kind, object_name: the names the job's ``columns`` mapping defaults to, so a
+source needs no mapping), streaming in chunks so that a million rows need little memory.
 
 Example:
     python bench/generate_log.py --rows 100000 --repetition 20 --format parquet \
@@ -50,6 +51,8 @@ COLUMNS = (
     "end_time",
     "status",
     "source_system",
+    "object_kind",
+    "object_name",
 )
 
 SOURCE_SYSTEMS = {
@@ -198,6 +201,8 @@ def generate(args: argparse.Namespace) -> Iterator[dict[str, object]]:
             "end_time": (at + timedelta(seconds=rnd.expovariate(1 / 30))).isoformat(),
             "status": "failed" if failed else "success",
             "source_system": SOURCE_SYSTEMS.get(dialect, dialect),
+            "object_kind": "query",
+            "object_name": None,
         }
 
 
