@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import LineageError
+from lineage_udfs.emit.config import openlineage_secrets
 from lineage_udfs.logging_setup import configure_logging
 from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extract import RunSummary
 from lineage_udfs.spark.extract import run as run_extraction
+from lineage_udfs.spark.graph_stage import run_graph_stage
+from lineage_udfs.spark.openlineage import emit_openlineage
 from lineage_udfs.spark.session import build_spark_session
 
 logger = logging.getLogger("jobs.extract")
@@ -44,8 +49,21 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
-    """read → prepare → parse → write → summarize (all in lineage_udfs.spark.extract)."""
-    return run_extraction(spark, settings)
+    """read → prepare → parse → write → summarize, then the graph stage and OpenLineage
+    emission when enabled (each stage reads what the previous one committed to Delta)."""
+    summary = run_extraction(spark, settings)
+    if settings.graph.enabled:
+        run_graph_stage(
+            LineageTables(spark, settings.sink),
+            settings.graph,
+            full_refresh=settings.graph.full_refresh,
+        )
+    if settings.openlineage.enabled:
+        emitted = emit_openlineage(
+            spark, settings, openlineage_secrets(settings.openlineage, os.environ)
+        )
+        logger.info("openlineage: %s", emitted)
+    return summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:

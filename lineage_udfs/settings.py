@@ -152,10 +152,25 @@ class LoggingSettings(_Strict):
 
 
 class GraphSettings(_Strict):
-    """Placeholder for the graph-analytics stage (another issue)."""
+    """The graph-analytics stage (lineage_nodes, lineage_paths, table/column closures)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
-    enabled: bool = False
+    enabled: bool = True
+    """Run the stage at the end of the extract job (``jobs/analyze_graph.py`` runs it alone)."""
+    max_depth: int = Field(20, ge=1, le=20)
+    """Longest root-to-leaf path and closure distance, in hops."""
+    max_paths_per_root: int = Field(1000, ge=1)
+    """Paths kept per root; a root with more has its paths flagged ``truncated``."""
+    max_cc_iterations: int = Field(100, ge=1)
+    """Bound on connected-component rounds (each round at least halves a label chain)."""
+    full_refresh: bool = False
+    """Recompute every component, not only those whose edges changed since the last run."""
+    checkpoint_dir: str | None = None
+    """Reliable checkpoint directory (durable storage on a cluster). None: local checkpoints."""
+
+    @property
+    def reliable_checkpoints(self) -> bool:
+        """Whether plans are cut with ``checkpoint()`` (needs ``checkpoint_dir``)."""
+        return self.checkpoint_dir is not None
 
 
 class JobSettings(_Strict):

@@ -366,19 +366,22 @@ def column_closure(
 # --- the stage -----------------------------------------------------------------------------
 
 
+_LOCATION_RE = r"^@|://|^/"
+"""Names the parser gives file locations and stages (``s3://…``, ``/mnt/…``, ``@stage``)."""
+
+
 def _node_kinds(table_lineage: DataFrame) -> DataFrame:
-    """A node is a view if some view definition writes it, external if it is a file/stage."""
-    kinds = table_lineage.select(
-        F.col("target_table").alias("id"),
-        F.when(F.col("edge_kind") == "view", "view").otherwise("table").alias("kind"),
-    ).union(
-        table_lineage.select(
-            F.col("source_table").alias("id"),
-            F.when(F.col("edge_kind") == "external", "external").otherwise("table").alias("kind"),
-        )
+    """A node is a view if a view definition writes it, external if it names a file location
+    or stage, else a table."""
+    ends = table_lineage.select(
+        F.col("target_table").alias("id"), (F.col("edge_kind") == "view").alias("is_view")
+    ).union(table_lineage.select(F.col("source_table").alias("id"), F.lit(False)))
+    return ends.groupBy("id").agg(
+        F.when(F.max(F.col("is_view").cast("int")) == 1, "view")
+        .when(F.col("id").rlike(_LOCATION_RE), "external")
+        .otherwise("table")
+        .alias("kind")
     )
-    rank = F.when(F.col("kind") == "view", 0).when(F.col("kind") == "external", 1).otherwise(2)
-    return kinds.groupBy("id").agg(F.min_by("kind", rank).alias("kind"))
 
 
 def analyze(

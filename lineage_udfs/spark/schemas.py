@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import (
     ArrayType,
+    BooleanType,
     DoubleType,
     IntegerType,
     LongType,
@@ -176,6 +177,52 @@ LINEAGE_RUNS_SCHEMA = _s(
 
 
 # --- table and column comments (applied when the tables are created) -------------------------
+# --- graph analytics (lineage_udfs.spark.graph); every row carries its component_id ----------
+LINEAGE_NODES_SCHEMA = _s(
+    ("node", StringType()),
+    ("kind", StringType()),
+    ("in_degree", LongType()),
+    ("out_degree", LongType()),
+    ("is_root", BooleanType()),
+    ("is_leaf", BooleanType()),
+    ("on_cycle", BooleanType()),
+    ("component_id", StringType()),
+    ("component_size", LongType()),
+)
+
+LINEAGE_PATHS_SCHEMA = _s(
+    ("component_id", StringType()),
+    ("root", StringType()),
+    ("leaf", StringType()),
+    ("path", _STR_ARRAY),
+    ("depth", IntegerType()),
+    ("truncated", BooleanType()),
+)
+
+TABLE_CLOSURE_SCHEMA = _s(
+    ("component_id", StringType()),
+    ("ancestor", StringType()),
+    ("descendant", StringType()),
+    ("min_distance", IntegerType()),
+)
+
+COLUMN_CLOSURE_SCHEMA = _s(
+    ("component_id", StringType()),
+    ("ancestor_table", StringType()),
+    ("ancestor_column", StringType()),
+    ("descendant_table", StringType()),
+    ("descendant_column", StringType()),
+    ("min_distance", IntegerType()),
+    ("direct_min_distance", IntegerType()),
+)
+
+GRAPH_COMPONENTS_SCHEMA = _s(
+    ("component_id", StringType()),
+    ("signature", StringType()),
+    ("edge_count", LongType()),
+    ("node_count", LongType()),
+)
+
 TABLE_SCHEMAS: dict[str, StructType] = {
     "parsed_statements": PARSED_STATEMENTS_SCHEMA,
     "queries": QUERIES_SCHEMA,
@@ -183,6 +230,11 @@ TABLE_SCHEMAS: dict[str, StructType] = {
     "column_lineage": COLUMN_LINEAGE_SCHEMA,
     "quarantine": QUARANTINE_SCHEMA,
     "lineage_runs": LINEAGE_RUNS_SCHEMA,
+    "lineage_nodes": LINEAGE_NODES_SCHEMA,
+    "lineage_paths": LINEAGE_PATHS_SCHEMA,
+    "table_closure": TABLE_CLOSURE_SCHEMA,
+    "column_closure": COLUMN_CLOSURE_SCHEMA,
+    "graph_components": GRAPH_COMPONENTS_SCHEMA,
 }
 
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
@@ -201,6 +253,16 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     ),
     "quarantine": ("quarantine_id",),
     "lineage_runs": ("run_id",),
+    "lineage_nodes": ("node",),
+    "lineage_paths": ("root", "path"),
+    "table_closure": ("ancestor", "descendant"),
+    "column_closure": (
+        "ancestor_table",
+        "ancestor_column",
+        "descendant_table",
+        "descendant_column",
+    ),
+    "graph_components": ("component_id",),
 }
 """Natural (MERGE) keys."""
 
@@ -212,6 +274,16 @@ TABLE_COMMENTS: dict[str, str] = {
     "column_lineage": "Column-level lineage edges with OpenLineage transformation type/subtype.",
     "quarantine": "Rows that could not be loaded or parsed, with the reason (insert-only).",
     "lineage_runs": "One row per extraction run: config, counts and timings.",
+    "lineage_nodes": "One row per table, view or external dataset: degrees, root/leaf, cycle "
+    "membership, connected component.",
+    "lineage_paths": "Root-to-leaf table paths (simple paths, at most graph.max_depth hops, at "
+    "most graph.max_paths_per_root per root).",
+    "table_closure": "Every (ancestor, descendant) table pair within graph.max_depth hops: "
+    "downstream of X is ancestor = X, upstream is descendant = X.",
+    "column_closure": "Every (ancestor, descendant) column pair within graph.max_depth hops, "
+    "with DIRECT-only reachability told apart.",
+    "graph_components": "One row per connected component: signature of its edges (incremental "
+    "runs recompute only components whose signature changed).",
 }
 
 _COMMON_COMMENTS: dict[str, str] = {
@@ -258,6 +330,31 @@ _COMMON_COMMENTS: dict[str, str] = {
     "source_file": "source name and file the row came from",
     "masked_record": "the row's text with literals masked",
     "run_id": "extraction run id",
+    "node": "table, view or external dataset (canonical name)",
+    "kind": "table / view / external",
+    "in_degree": "number of distinct upstream tables (self-loops excluded)",
+    "out_degree": "number of distinct downstream tables (self-loops excluded)",
+    "is_root": "no upstream table",
+    "is_leaf": "no downstream table",
+    "on_cycle": "the node reaches itself within graph.max_depth hops (or has a self-loop)",
+    "component_id": "connected component (its smallest node name)",
+    "component_size": "number of nodes in the component",
+    "root": "first node of the path (a root)",
+    "leaf": "last node of the path (a leaf, or where a cycle or the depth limit stopped it)",
+    "path": "node names from root to leaf",
+    "depth": "number of edges on the path",
+    "truncated": "the path was cut at max_depth, or its root had more paths than the cap",
+    "ancestor": "upstream table",
+    "descendant": "downstream table",
+    "min_distance": "fewest hops from ancestor to descendant (any edge)",
+    "ancestor_table": "upstream column's table",
+    "ancestor_column": "upstream column",
+    "descendant_table": "downstream column's table",
+    "descendant_column": "downstream column",
+    "direct_min_distance": "fewest hops through DIRECT edges only (null: only via INDIRECT)",
+    "signature": "sha256 of the component's sorted (source, target, edge_kind) edges",
+    "edge_count": "distinct table edges in the component",
+    "node_count": "nodes in the component",
 }
 
 COLUMN_COMMENTS: dict[str, dict[str, str]] = {

@@ -29,8 +29,12 @@ def test_load_settings_shipped_local_config_is_valid() -> None:
     # overlay confs merge into the base confs instead of replacing them
     assert settings.spark.confs["spark.sql.shuffle.partitions"] == "4"
     assert settings.spark.confs["spark.sql.session.timeZone"] == "UTC"
-    assert settings.graph.enabled is False
-    assert settings.openlineage.enabled is False
+    # the embedded default runs the whole product: graph stage and OpenLineage to a file
+    assert settings.graph.enabled is True
+    assert settings.graph.max_depth == 20
+    assert settings.openlineage.enabled is True
+    assert settings.openlineage.transport is not None
+    assert settings.openlineage.transport.type == "file"
 
 
 def test_load_settings_shipped_databricks_config_has_no_master() -> None:
