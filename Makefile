@@ -13,7 +13,7 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: venv run run-python test test-fast lint sample clean-warehouse
+.PHONY: venv run run-python sql test test-fast lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ run: venv  ## spark-submit jobs/extract.py [--config conf/X.yaml ...] via ARGS="
 
 run-python: venv  ## the same job, with pyspark starting the JVM itself
 	$(PY) jobs/extract.py $(ARGS)
+
+sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure"
+	$(VENV)/bin/spark-submit jobs/query.py "$(Q)"
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta
 	$(PY) -m pytest --doctest-modules lineage_udfs/core tests
