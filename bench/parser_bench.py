@@ -1,6 +1,7 @@
 """Benchmark: LineageParser.parse against sqlglot's parse and parse + qualify.
 
-Runs over /work/shared/bench/workload.jsonl (Spark SQL, catalog in workload_schema.json) and, for
+Runs over ../shared/bench/workload.jsonl beside the repository (Spark SQL; catalog in
+workload_schema.json) and, for
 each statement in turn, times (a) ``sqlglot.parse`` only, (b) ``sqlglot.parse`` +
 ``optimizer.qualify`` with the catalog, (c) ``LineageParser.parse`` with the same catalog. The
 three are interleaved statement by statement (rotating order) so that machine noise hits all
@@ -30,8 +31,9 @@ from sqlglot.optimizer.qualify import qualify
 
 from lineage_udfs.core.parser import LineageParser
 
-DEFAULT_WORKLOAD = "/work/shared/bench/workload.jsonl"
-DEFAULT_SCHEMA = "/work/shared/bench/workload_schema.json"
+_SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
+DEFAULT_WORKLOAD = str(_SHARED_BENCH / "workload.jsonl")
+DEFAULT_SCHEMA = str(_SHARED_BENCH / "workload_schema.json")
 
 
 def _parse_only(sql: str) -> None:
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"- machine: `nproc`={_nproc()}, CPU: {_cpu_model()}, single process, one core",
         f"- python {platform.python_version()}, sqlglot {sqlglot.__version__}",
-        f"- workload: {ns.workload} ({len(rows)} statements x {ns.repeat} repeat(s)),"
+        f"- workload: {Path(ns.workload).name} ({len(rows)} statements x {ns.repeat} repeat(s)),"
         " interleaved per statement with rotating order",
         "",
         "| pipeline | statements/s | p50 ms | p99 ms | total s | time / (b) |",
