@@ -22,8 +22,8 @@ Example (logs from bench/generate_log.py):
         bench/data/log_100000.parquet bench/data/log_1000000.parquet --master 'local[2]'
 
 Compiled sqlglot overlay (not installed into the venv; measured side by side):
-    pip download --no-deps -d /tmp/sgc sqlglot==30.30.0 sqlglotc==30.30.0
-    mkdir /tmp/sgc/site && cd /tmp/sgc/site && unzip -qo ../sqlglot-*.whl && unzip -qo ../sqlglotc-*.whl
+    pip download --no-deps -d bench/data/sqlglotc sqlglot==30.30.0 sqlglotc==30.30.0
+    mkdir -p bench/data/sqlglotc/site && cd bench/data/sqlglotc/site && unzip -qo ../sqlglot-*.whl && unzip -qo ../sqlglotc-*.whl
 """
 
 from __future__ import annotations
