@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 logger = logging.getLogger(__name__)
@@ -455,12 +455,3 @@ def changed_components(current: DataFrame, previous: DataFrame | None) -> DataFr
     return current.join(
         previous.select("component_id", "signature"), ["component_id", "signature"], "left_anti"
     ).select("component_id")
-
-
-def read_if_exists(spark: SparkSession, path: str) -> DataFrame | None:
-    """The Delta table at ``path``, or None when there is none yet."""
-    from delta.tables import DeltaTable
-
-    if not DeltaTable.isDeltaTable(spark, path):
-        return None
-    return spark.read.format("delta").load(path)

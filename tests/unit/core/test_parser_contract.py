@@ -136,7 +136,7 @@ def test_masked_sql_drops_comments_and_unparsed_text() -> None:
     result = parser.parse("SELECT a FROM t -- token secret_pw_1\nWHERE b = TRUE", dialect="spark")
     assert "secret_pw_1" not in result.masked_sql
     assert result.masked_sql == "SELECT a FROM t WHERE b = ?"
-    command = parser.parse("ADD JAR '/tmp/secret_pw_1.jar'", dialect="spark")
+    command = parser.parse("ADD JAR '/opt/jars/secret_pw_1.jar'", dialect="spark")
     assert "secret_pw_1" not in command.masked_sql
 
 
