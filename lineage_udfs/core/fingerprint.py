@@ -16,7 +16,8 @@ Algorithm:
 2. ``mask_literals``: scan the text left to right with :data:`TOKEN_PATTERN`, one token at a time
    (comments, strings, dollar-quoted strings, quoted identifiers, numbers, words, whitespace, any
    other character). Each token is classified by the first class pattern that matches it whole:
-   comments become a space, literals become ``?``, everything else is kept. A single left-to-right
+   comments become a space, literals (and backtick-quoted file locations) become ``?``,
+   everything else is kept. A single left-to-right
    scan is what makes ``'--not a comment'`` a string and ``-- it's`` a comment; sequential
    ``regexp_replace`` passes cannot get both right.
 3. ``normalize_masked``: collapse whitespace runs to one space and trim.
@@ -61,7 +62,11 @@ DOUBLE_QUOTED_PATTERN = r'"[^"\\]*(?:(?:\\[\s\S]|"")[^"\\]*)*(?:"|$)'
 """``"…"``: a string in :data:`DOUBLE_QUOTE_STRING_DIALECTS`, a quoted identifier elsewhere."""
 
 BACKTICK_PATTERN = r"`[^`]*(?:``[^`]*)*`"
-"""Backtick-quoted identifiers (Spark, Databricks, Hive, MySQL, BigQuery): always kept."""
+"""Backtick-quoted identifiers (Spark, Databricks, Hive, MySQL, BigQuery): kept, unless a path."""
+
+PATH_IDENTIFIER_PATTERN = r"`[^`/]*/[\s\S]*`"
+"""A backtick-quoted identifier holding a ``/`` is a file location (``parquet.`s3://b/k```,
+``delta.`/mnt/x```): a literal, masked like a string. Tested on backtick tokens only."""
 
 NUMBER_PATTERN = (
     r"(?:0[xX][0-9a-fA-F]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -135,6 +140,7 @@ _CLASS_RES = {
         ("dollar", DOLLAR_STRING_PATTERN),
         ("single", SINGLE_QUOTED_PATTERN),
         ("double", DOUBLE_QUOTED_PATTERN),
+        ("path", PATH_IDENTIFIER_PATTERN),
         ("number", NUMBER_PATTERN),
     )
 }
@@ -168,7 +174,7 @@ def _mask_token(token: str, double_quote_is_string: bool) -> str:
         return LITERAL_REPLACEMENT
     if double_quote_is_string and _CLASS_RES["double"].fullmatch(token):
         return LITERAL_REPLACEMENT
-    if _CLASS_RES["number"].fullmatch(token):
+    if _CLASS_RES["path"].fullmatch(token) or _CLASS_RES["number"].fullmatch(token):
         return LITERAL_REPLACEMENT
     return token
 

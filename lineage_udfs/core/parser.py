@@ -21,6 +21,7 @@ from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
 from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus, StatementType
 from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, regex_tables
+from lineage_udfs.core.fingerprint import normalized_masked_sql
 from lineage_udfs.core.models import (
     ParseFailure,
     ParseResult,
@@ -31,19 +32,11 @@ from lineage_udfs.core.models import (
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
 from lineage_udfs.core.statements import Chunk, split_statements
-from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables, is_file_path
+from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
 Catalog = Mapping[str, Mapping[str, object]]
 """``{qualified table name: {column: type}}`` with columns in declared order."""
-
-_LITERAL_TYPES: tuple[type[exp.Expression], ...] = tuple(
-    t
-    for t in (getattr(exp, n, None) for n in ("Literal", "HexString", "BitString", "ByteString",
-                                              "RawString", "National", "UnicodeString"))
-    if isinstance(t, type)
-)
-
 
 class _QuietSqlglot(logging.Filter):
     """sqlglot logs unsupported SQL verbatim (literals included): keep it out of our logs."""
@@ -71,7 +64,6 @@ class _Step:
     tables: StatementTables | FallbackTables | None = None
     columns: ColumnLineage = field(default_factory=ColumnLineage)
     failure: ParseFailure | None = None
-    masked: str | None = None
 
 
 class LineageParser:
@@ -123,6 +115,10 @@ class LineageParser:
             result = _failed(ErrorKind.INTERNAL, "statement nested too deeply")
         except Exception as exc:
             result = _failed(ErrorKind.INTERNAL, f"internal error: {type(exc).__name__}")
+        if isinstance(sql, str) and sql.strip() and len(sql) <= self.options.max_sql_chars:
+            # the same masking as the Spark job's (a regex scan, no AST copy or regeneration)
+            read = to_sqlglot_dialect(dialect if dialect else self.options.default_dialect)
+            result = replace(result, masked_sql=normalized_masked_sql(sql, read))
         return _with_ms(result, started)
 
     # ------------------------------------------------------------------ orchestration
@@ -196,7 +192,6 @@ class LineageParser:
         if tables.use_database:
             ctx = _use(ctx, statement, tables.use_database)
         step = _Step(index, tables.statement_type, ParseStatus.OK, ParserName.SQLGLOT, tables)
-        step.masked = _mask(statement, ctx.dialect)
         if self.options.column_lineage and tables.statement_type not in (
             StatementType.SESSION, StatementType.DROP, StatementType.TRUNCATE,
             StatementType.DELETE, StatementType.UNKNOWN,
@@ -262,9 +257,6 @@ class LineageParser:
         parser = _worst_parser(steps)
         failed = [s for s in steps if s.status in (ParseStatus.FAILED, ParseStatus.TIMEOUT)]
         partial = [s for s in steps if s.status == ParseStatus.PARTIAL]
-        masked = ";\n".join(s.masked for s in steps) if all(
-            s.masked is not None for s in steps
-        ) else ""
         if len(steps) == 1:
             step = steps[0]
             sources = tuple(sorted(step.tables.sources)) if step.tables else ()
@@ -273,7 +265,6 @@ class LineageParser:
                 statement_type=step.statement_type,
                 parser=parser,
                 status=step.status,
-                masked_sql=masked,
                 sources=sources,
                 targets=targets,
                 table_edges=tuple(TableEdge(s, t) for s in sources for t in targets),
@@ -311,7 +302,6 @@ class LineageParser:
             statement_type=StatementType.SCRIPT,
             parser=parser,
             status=status,
-            masked_sql=masked,
             sources=tuple(sorted(script.sources)),
             targets=tuple(sorted(script.targets)),
             intermediates=script.intermediates,
@@ -388,28 +378,6 @@ _USE_SETS_SCHEMA = frozenset(
 )
 """Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
 Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""
-
-
-def _mask(statement: exp.Expression, dialect: str | None) -> str | None:
-    """The statement regenerated with every literal replaced by ``?`` (None on failure)."""
-    try:
-        masked = statement.copy().transform(_mask_node)
-        return masked.sql(dialect=dialect, comments=False)
-    except Exception:
-        return None
-
-
-def _mask_node(node: exp.Expression) -> exp.Expression:
-    # a Var named "?" renders as ? in every dialect (a Placeholder is %s in some)
-    if isinstance(node, (*_LITERAL_TYPES, exp.Boolean)):
-        return exp.Var(this="?")
-    if isinstance(node, exp.Table) and is_file_path(node):  # parquet.`/path`: a literal
-        masked = node.copy()
-        masked.set("this", exp.Var(this="?"))
-        return masked
-    if isinstance(node, exp.Command):  # unparsed text: keep only its keyword
-        return exp.Command(this=node.this, expression=exp.Var(this="?"))
-    return node
 
 
 _QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]")

@@ -51,7 +51,11 @@ def mask_literals_col(text: Column, dialect: Column) -> Column:
                 dq_is_string & token.rlike(_whole(fp.DOUBLE_QUOTED_PATTERN)),
                 F.lit(fp.LITERAL_REPLACEMENT),
             )
-            .when(token.rlike(_whole(fp.NUMBER_PATTERN)), F.lit(fp.LITERAL_REPLACEMENT))
+            .when(
+                token.rlike(_whole(fp.PATH_IDENTIFIER_PATTERN))
+                | token.rlike(_whole(fp.NUMBER_PATTERN)),
+                F.lit(fp.LITERAL_REPLACEMENT),
+            )
             .otherwise(token)
         )
 

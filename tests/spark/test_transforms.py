@@ -76,6 +76,7 @@ def test_spark_masking_equals_python_on_edge_cases(spark: SparkSession) -> None:
         ("snowflake", "SELECT \"Id\", $$x 'y'$$, $t$z$t$ FROM tab_2024 -- c 'q'\n/* 99 */;"),
         ("postgres", "INSERT INTO a SELECT E'\\n', INTERVAL '3 days', -7 FROM b WHERE c = 'open"),
         ("spark", "CREATE OR REPLACE TABLE a COPY GRANTS AS SELECT ü, '€' FROM b ; \n"),
+        ("databricks", "INSERT INTO t SELECT `a` FROM delta.`s3://b/dt=1` d, parquet.`/m/x`"),
     ]
     frame = spark.createDataFrame(cases, "dialect string, query_text string")
     rows = prepare_statements(

@@ -38,6 +38,12 @@ MASK_CASES = [
     ("double_quote_string_mysql", "mysql", 'SELECT "abc" FROM t', "SELECT ? FROM t"),
     ("double_quote_string_bigquery", "bigquery", 'SELECT "abc" FROM t', "SELECT ? FROM t"),
     ("backtick_identifier_kept", "spark", "SELECT `it's 1` FROM t", "SELECT `it's 1` FROM t"),
+    (
+        "backtick_path_masked",
+        "databricks",
+        "SELECT `a` FROM delta.`s3://b/dt=2024-01-01` JOIN parquet.`/mnt/x` USING (`a`)",
+        "SELECT `a` FROM delta.? JOIN parquet.? USING (`a`)",
+    ),
     ("comment_with_quote", "spark", "SELECT a -- it's 42\nFROM t", "SELECT a  \nFROM t"),
     ("string_with_comment_marks", "spark", "SELECT '--x', '/*y*/' FROM t", "SELECT ?, ? FROM t"),
     ("block_comment", "spark", "SELECT /* 'x' 99 */ a FROM t", "SELECT   a FROM t"),

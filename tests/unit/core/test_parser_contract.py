@@ -8,6 +8,7 @@ import json
 import pytest
 
 from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus, StatementType
+from lineage_udfs.core.fingerprint import normalized_masked_sql
 from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
@@ -128,14 +129,22 @@ def test_masked_sql_replaces_every_literal() -> None:
     result = LineageParser().parse(
         "SELECT a FROM t WHERE b = 'x' AND c > 3 AND d = DATE '2020-01-01'", dialect="spark"
     )
-    assert result.masked_sql == "SELECT a FROM t WHERE b = ? AND c > ? AND d = CAST(? AS DATE)"
+    assert result.masked_sql == "SELECT a FROM t WHERE b = ? AND c > ? AND d = DATE ?"
+
+
+def test_masked_sql_is_the_jobs_masking() -> None:
+    """One masking everywhere: the parser's masked text is what the Spark job stores."""
+    sql = "INSERT INTO t SELECT a FROM parquet.`s3://b/k` WHERE x = 'v' -- note\n;"
+    result = LineageParser().parse(sql, dialect="spark")
+    assert result.masked_sql == normalized_masked_sql(sql, "spark")
+    assert result.masked_sql == "INSERT INTO t SELECT a FROM parquet.? WHERE x = ?"
 
 
 def test_masked_sql_drops_comments_and_unparsed_text() -> None:
     parser = LineageParser()
     result = parser.parse("SELECT a FROM t -- token secret_pw_1\nWHERE b = TRUE", dialect="spark")
     assert "secret_pw_1" not in result.masked_sql
-    assert result.masked_sql == "SELECT a FROM t WHERE b = ?"
+    assert result.masked_sql == "SELECT a FROM t WHERE b = TRUE"  # booleans are not data
     command = parser.parse("ADD JAR '/opt/jars/secret_pw_1.jar'", dialect="spark")
     assert "secret_pw_1" not in command.masked_sql
 
