@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import astuple, dataclass
+
+PARSER_REVISION = 2
+"""Revision of the parser's rules. Bump it in the commit that changes any rule's output: results
+stored under another revision are parsed again by an incremental run (see ``digest``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +65,14 @@ class ParserOptions:
     collapse_persistent_intermediates: bool = False
     conditions_as_direct: bool = False
     file_datasets: bool = True
+
+    def digest(self) -> str:
+        """Eight hex characters that change with any option value.
+
+        Examples:
+            >>> ParserOptions().digest() == ParserOptions().digest()
+            True
+            >>> ParserOptions().digest() != ParserOptions(conditions_as_direct=True).digest()
+            True
+        """
+        return hashlib.sha256(repr(astuple(self)).encode()).hexdigest()[:8]

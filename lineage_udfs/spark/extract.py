@@ -148,7 +148,9 @@ def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
     Raises:
         InputError: a source cannot be read or lacks a required column.
     """
-    summary = RunSummary(uuid.uuid4().hex, datetime.now(UTC), parser_version())
+    summary = RunSummary(
+        uuid.uuid4().hex, datetime.now(UTC), parser_version(settings.parser.to_options())
+    )
     tables = LineageTables(spark, settings.sink)
     cached: list[DataFrame] = []
     try:
@@ -211,7 +213,7 @@ def _run(
         batch_fps = statements.select(FINGERPRINT)
 
     with _stage(summary, "parse"):
-        version = parser_version()
+        version = summary.parser_version
         to_parse = statements
         if settings.parser.incremental:
             done = (

@@ -17,7 +17,7 @@ from pyspark.sql import Column
 from pyspark.sql.functions import pandas_udf
 
 from lineage_udfs.core.fingerprint import mask_literals
-from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import PARSE_RESULT_FIELDS, to_record
 from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA
@@ -35,11 +35,14 @@ def get_parser(options: ParserOptions) -> LineageParser:
     return parser
 
 
-def parser_version() -> str:
-    """Our package version plus sqlglot's, e.g. ``0.1.0+sqlglot30.30.0``.
+def parser_version(options: ParserOptions | None = None) -> str:
+    """Package version, rule revision, sqlglot version and options digest, e.g.
+    ``0.1.0+r2+sqlglot30.30.0+o1a2b3c4d``.
 
-    Stored with every parsed statement; a fingerprint parsed under another version is parsed
-    again. Read from package metadata so this module never imports sqlglot.
+    Stored with every parsed statement; an incremental run parses a fingerprint again when it
+    was parsed under another version: a new release, a rule change (``PARSER_REVISION``), another
+    sqlglot or other parser options. Read from package metadata so this module never imports
+    sqlglot.
     """
 
     def _v(dist: str) -> str:
@@ -48,7 +51,8 @@ def parser_version() -> str:
         except PackageNotFoundError:
             return "unknown"
 
-    return f"{_v('lineage-warehouse')}+sqlglot{_v('sqlglot')}"
+    base = f"{_v('lineage-warehouse')}+r{PARSER_REVISION}+sqlglot{_v('sqlglot')}"
+    return f"{base}+o{options.digest()}" if options is not None else base
 
 
 def _none(value: object) -> str | None:
