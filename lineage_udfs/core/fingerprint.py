@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 # --- token classes (order matters: the first class that matches a token wins) ----------------
 COMMENT_PATTERN = r"--[^\n]*|/\*[\s\S]*?\*/"
@@ -167,7 +168,8 @@ def is_double_quote_string_dialect(dialect: str | None) -> bool:
 
 
 def _mask_token(token: str, double_quote_is_string: bool) -> str:
-    # Same order and same anchored ("whole token") test as the Spark CASE expression.
+    """Classify one token as the Spark CASE expression does (the reference for the fast path
+    in :func:`mask_literals`; a unit test checks both agree)."""
     if _CLASS_RES["comment"].fullmatch(token):
         return COMMENT_REPLACEMENT
     if _CLASS_RES["dollar"].fullmatch(token) or _CLASS_RES["single"].fullmatch(token):
@@ -177,6 +179,49 @@ def _mask_token(token: str, double_quote_is_string: bool) -> str:
     if _CLASS_RES["path"].fullmatch(token) or _CLASS_RES["number"].fullmatch(token):
         return LITERAL_REPLACEMENT
     return token
+
+
+# The token alternatives as named groups: which one matched *is* the token's class (a token
+# matched by a later alternative never matches an earlier class whole, or the earlier
+# alternative would have matched), so one scan replaces the per-token class tests.
+_DOLLAR_NAMED_PATTERN = DOLLAR_STRING_PATTERN.replace("(", "(?P<tag>", 1).replace(
+    "\\1", "(?P=tag)"
+)
+_KINDED_TOKEN_RE = re.compile(
+    "|".join(
+        f"(?P<{kind}>{pattern})"
+        for kind, pattern in (
+            ("comment", COMMENT_PATTERN),
+            ("dollar", _DOLLAR_NAMED_PATTERN),
+            ("single", SINGLE_QUOTED_PATTERN),
+            ("double", DOUBLE_QUOTED_PATTERN),
+            ("backtick", BACKTICK_PATTERN),
+            ("number", NUMBER_PATTERN),
+            ("keep", f"{WORD_PATTERN}|{WHITESPACE_PATTERN}|{OTHER_PATTERN}"),
+        )
+    )
+)
+_PATH_RE = re.compile(PATH_IDENTIFIER_PATTERN)
+
+
+def _masker(double_quote_is_string: bool) -> Callable[[re.Match[str]], str]:
+    def mask(match: re.Match[str]) -> str:
+        kind = match.lastgroup
+        if kind == "keep":
+            return match.group(0)
+        if kind == "comment":
+            return COMMENT_REPLACEMENT
+        if kind == "backtick":
+            token = match.group(0)
+            return LITERAL_REPLACEMENT if _PATH_RE.fullmatch(token) else token
+        if kind == "double" and not double_quote_is_string:
+            return match.group(0)
+        return LITERAL_REPLACEMENT
+
+    return mask
+
+
+_MASKERS = {dq: _masker(dq) for dq in (False, True)}
 
 
 def mask_literals(sql: str, dialect: str | None = None) -> str:
@@ -189,6 +234,11 @@ def mask_literals(sql: str, dialect: str | None = None) -> str:
     Returns:
         The masked text; identifiers, keywords and punctuation are unchanged.
     """
+    return _KINDED_TOKEN_RE.sub(_MASKERS[is_double_quote_string_dialect(dialect)], sql)
+
+
+def mask_literals_reference(sql: str, dialect: str | None = None) -> str:
+    """:func:`mask_literals` token by token with the anchored class tests (slower; for tests)."""
     dq = is_double_quote_string_dialect(dialect)
     return "".join(_mask_token(m.group(0), dq) for m in _TOKEN_RE.finditer(sql))
 

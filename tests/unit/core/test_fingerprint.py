@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -58,6 +59,22 @@ MASK_CASES = [
 )
 def test_mask_literals_cases(dialect: str, sql: str, expected: str) -> None:
     assert fp.mask_literals(sql, dialect) == expected
+    assert fp.mask_literals_reference(sql, dialect) == expected
+
+
+_FRAGMENTS = [
+    "SELECT", " ", "\n", "'a''b'", "'x\\'y'", "'open", '"dq"', '""', "`bt`", "`s3://b/k`", "`a``b`",
+    "$$p$$", "$t$q$t$", "$", "-- c\n", "/* c */", "/*", "*/", "1", "1.5e3", "0x1F", "10L", "t1",
+    "2024_sales", ".", "-", "(", ")", ",", ";", "ü", "@v", "#t", "N'n'", "X'FF'", "E'\\n'", "/",
+]
+
+
+@pytest.mark.parametrize("dialect", ["spark", "snowflake", "postgres"])
+def test_fast_masking_equals_token_by_token_reference(dialect: str) -> None:
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randint(1, 12)))
+        assert fp.mask_literals(text, dialect) == fp.mask_literals_reference(text, dialect), text
 
 
 def test_token_pattern_covers_every_character() -> None:
