@@ -87,6 +87,10 @@ class _Source:
     """Sources whose unknown columns pass through an unexpanded ``*``."""
     known: tuple[str, ...] | None = None
 
+    lowered: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    """Lower-cased column name → position of its first column (built on first use; a source
+    is not changed once built)."""
+
     def columns(self) -> tuple[str, ...] | None:
         if self.table is not None:
             return self.known
@@ -94,29 +98,38 @@ class _Source:
             return tuple(n for n, _ in self.outputs)
         return None
 
+    def _lowered(self) -> dict[str, int]:
+        index = self.lowered
+        if index is None:
+            names = self.known if self.table is not None else [n for n, _ in self.outputs or ()]
+            index = {}
+            for i, n in enumerate(names or ()):
+                index.setdefault(n.lower(), i)
+            self.lowered = index
+        return index
+
     def has(self, name: str) -> bool | None:
         """Whether the relation has column ``name`` (None: unknown)."""
-        cols = self.columns()
-        if cols is None:
+        if self.table is not None:
+            if self.known is None:
+                return None
+        elif self.outputs is None or self.star:
             return None
-        low = name.lower()
-        return any(c.lower() == low for c in cols)
+        return name.lower() in self._lowered()
 
     def lookup(self, name: str) -> frozenset[Dep] | None:
         if self.table is not None:
             if self.known is not None and name not in self.known:
-                low = name.lower()
-                for col in self.known:
-                    if col.lower() == low:
-                        name = col
-                        break
+                i = self._lowered().get(name.lower())
+                if i is not None:
+                    name = self.known[i]
             return frozenset({(self.table, name, Sub.IDENTITY)})
         if self.udtf is not None:
             return self.udtf
-        low = name.lower()
-        for out_name, deps in self.outputs or ():
-            if out_name == name or out_name.lower() == low:
-                return deps
+        if self.outputs:
+            i = self._lowered().get(name.lower())
+            if i is not None:
+                return self.outputs[i][1]
         for src in self.star:
             found = src.lookup(name)
             if found is not None and src.has(name) is not False:

@@ -6,6 +6,7 @@ same object is spelled the same way whatever the statement's quoting and case.
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 _ALIASES: Final[dict[str, str | None]] = {
@@ -60,6 +61,7 @@ canonical name is lower-case.
 """
 
 
+@functools.lru_cache(maxsize=512)
 def to_sqlglot_dialect(name: str | None) -> str | None:
     """Map a source/connection type to sqlglot's dialect name (``None``: sqlglot's default).
 
