@@ -1,3 +1,4 @@
+# ruff: noqa: E501, N802  (data: one SQL string per line; C(...) reads as a table row)
 """Build eval/heldout_cases.jsonl: hand-written held-out lineage cases (corpus format).
 
 Every expectation below was derived by reasoning about the SQL under the project's documented
