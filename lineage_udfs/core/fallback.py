@@ -115,6 +115,24 @@ def regex_tables(
     return result
 
 
+def sqlparse_tables(
+    sql: str, default_catalog: str | None = None, default_schema: str | None = None
+) -> FallbackTables:
+    """The sqlparse tier: sqlparse's lexer drops comments (only lexing: its grouping stage
+    costs 5x more and refuses statements over 10,000 tokens), then :func:`regex_tables`.
+
+    Examples:
+        >>> r = sqlparse_tables("INSERT INTO t /* FROM x */ SELECT * FROM s -- JOIN y")
+        >>> r.sources, r.targets
+        (['s'], ['t'])
+    """
+    from sqlparse import lexer
+    from sqlparse import tokens as T
+
+    text = "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
+    return regex_tables(text, default_catalog, default_schema)
+
+
 class SqlfluffTier:
     """Parses with sqlfluff; the parse tree's table references give table lineage.
 

@@ -20,8 +20,8 @@ from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
 from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus, StatementType
-from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, regex_tables
-from lineage_udfs.core.fingerprint import normalized_masked_sql
+from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, sqlparse_tables
+from lineage_udfs.core.fingerprint import mask_literals, normalized_masked_sql
 from lineage_udfs.core.models import (
     ParseFailure,
     ParseResult,
@@ -31,7 +31,7 @@ from lineage_udfs.core.models import (
 )
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
-from lineage_udfs.core.statements import Chunk, split_statements
+from lineage_udfs.core.statements import Chunk, IncompleteStatementError, split_statements
 from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
@@ -221,7 +221,7 @@ class LineageParser:
     def _fallback(self, chunk: Chunk, index: int, ctx: NameContext) -> _Step:
         failure = _syntax_failure(chunk.error)
         timeout = self.options.timeout_seconds
-        if self.options.use_sqlfluff:
+        if self.options.use_sqlfluff and not _cut_short(chunk.text, chunk.error, ctx.dialect):
             try:
                 with time_limit(timeout):
                     found = self._sqlfluff.tables(
@@ -237,10 +237,7 @@ class LineageParser:
         if self.options.use_sqlparse:
             try:
                 with time_limit(timeout):
-                    import sqlparse
-
-                    text = sqlparse.format(chunk.text, strip_comments=True)
-                    found = regex_tables(text, ctx.default_catalog, ctx.default_schema)
+                    found = sqlparse_tables(chunk.text, ctx.default_catalog, ctx.default_schema)
                 if found.sources or found.targets:
                     return _Step(index, found.statement_type, ParseStatus.PARTIAL,
                                  ParserName.SQLPARSE, found, failure=failure)
@@ -378,6 +375,46 @@ _USE_SETS_SCHEMA = frozenset(
 )
 """Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
 Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""
+
+
+def _cut_short(text: str, error: Exception | None, dialect: str | None) -> bool:
+    """Whether a statement sqlglot rejected is cut short: a string or comment that never ends,
+    brackets that never close, or a syntax error at the very end of the text (a log that
+    truncates long statements). No grammar reads such text, so the sqlfluff tier (the costly
+    one) is not tried; the sqlparse tier still finds what tables it can.
+
+    Examples:
+        >>> _cut_short("INSERT INTO t SELECT a FROM s WHERE b IN (1, 2", None, "spark")
+        True
+        >>> import sqlglot
+        >>> def error(sql):
+        ...     try:
+        ...         sqlglot.parse(sql, read="spark")
+        ...     except Exception as exc:
+        ...         return exc
+        >>> [_cut_short(s, error(s), "spark") for s in (
+        ...     "INSERT INTO t SELECT a FROM s WHERE b = 'x",  # string never ends
+        ...     "INSERT INTO t SELECT a FROM s JOIN u ON s.",  # error at the end
+        ...     "INSERT INTO t SELECT a FROM s WHERE b = 'x'",
+        ...     "INSERT INTO t SELECT a FROM s WHERE b = 'x' AND",
+        ...     "INSERT INTO t SELECT a FROM s WHERE b = = 1 AND c = 2")]
+        [True, True, False, True, False]
+        >>> _cut_short("INSERT INTO t", IncompleteStatementError(), "spark")
+        True
+    """
+    if isinstance(error, IncompleteStatementError) or type(error).__name__ == "TokenError":
+        return True
+    masked = mask_literals(text, dialect)
+    if masked.count("(") != masked.count(")"):
+        return True
+    errors = getattr(error, "errors", None)
+    if errors:
+        line, col = errors[0].get("line"), errors[0].get("col")
+        if isinstance(line, int) and isinstance(col, int) and line >= 1:
+            lines = text.split("\n")
+            offset = sum(len(x) + 1 for x in lines[: line - 1]) + col
+            return not text[offset:].strip()
+    return False
 
 
 _QUOTED_RE = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]")

@@ -234,6 +234,9 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
     When the dialect's parser fails, a few general repairs are retried before giving up (and
     before the table-only fallback tiers): see :func:`_repairs`.
     """
+    key = (text, dialect)
+    if key in _UNPARSABLE:
+        return None
     parsed = _parse_once(text, dialect)
     if parsed is not None:
         if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
@@ -249,7 +252,17 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
         parsed = _parse_once(candidate, read)
         if parsed is not None:
             return parsed
+    _UNPARSABLE[key] = None
+    while len(_UNPARSABLE) > _UNPARSABLE_MAX:
+        del _UNPARSABLE[next(iter(_UNPARSABLE))]
     return None
+
+
+_UNPARSABLE: dict[tuple[str, str | None], None] = {}
+"""Texts sqlglot (and every repair) rejected, oldest first: splitting a failing statement
+tries the same text several times (whole, as its only piece, while growing pieces); the
+verdict is kept (trees never are: they are changed downstream)."""
+_UNPARSABLE_MAX = 64
 
 
 _TERADATA_PHRASE_RE = re.compile(
@@ -438,13 +451,18 @@ def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]
     return out
 
 
+class IncompleteStatementError(ValueError):
+    """sqlglot reads the text, but a statement in it stops short (``INSERT INTO t`` and no
+    query): a statement cut off, typically by a log's length limit."""
+
+
 def _parse_error(text: str, dialect: str | None) -> Exception:
     try:
         sqlglot.parse(text, read=dialect)
     except Exception as exc:
         _reraise_timeout(exc)
         return exc
-    return ValueError("no statement")
+    return IncompleteStatementError("statement stops short")
 
 
 def _hides_statements(expression: exp.Expression) -> bool:
