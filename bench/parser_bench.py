@@ -5,12 +5,17 @@ workload_schema.json) and, for
 each statement in turn, times (a) ``sqlglot.parse`` only, (b) ``sqlglot.parse`` +
 ``optimizer.qualify`` with the catalog, (c) ``LineageParser.parse`` with the same catalog. The
 three are interleaved statement by statement (rotating order) so that machine noise hits all
-three alike. Writes a Markdown report (default ``bench/results/parser.md``).
+three alike. Then (d) sqllineage 1.5.9 (table and column lineage, the tool OpenMetadata falls
+back to) and (c) again, interleaved, on a seeded sample of the same statements: the ratio of
+statements per second on identical input. Finally the per-tier time limit is checked on
+pathological statements (a wide arithmetic expression of growing size). Writes a Markdown
+report (default ``bench/results/parser.md``) that says whether sqlglot ran compiled
+(``sqlglotc``) or as pure Python.
 
 Usage::
 
     .venv/bin/python bench/parser_bench.py [--workload PATH] [--schema PATH] [--limit N]
-        [--repeat R] [--out bench/results/parser.md]
+        [--repeat R] [--sqllineage-sample N] [--out bench/results/parser.md]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -29,7 +35,9 @@ from pathlib import Path
 import sqlglot
 from sqlglot.optimizer.qualify import qualify
 
+from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
 _SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 DEFAULT_WORKLOAD = str(_SHARED_BENCH / "workload.jsonl")
@@ -49,6 +57,47 @@ def _make_parse_qualify(schema: dict) -> object:
                 qualify(tree, schema=schema, dialect="spark", validate_qualify_columns=False)
 
     return run
+
+
+def _sqllineage(sql: str) -> str:
+    """sqllineage's table and column lineage of one Spark SQL statement (its status)."""
+    from sqllineage.runner import LineageRunner
+
+    try:
+        with time_limit(60):
+            runner = LineageRunner(sql, dialect="sparksql", silent_mode=True)
+            runner.source_tables  # noqa: B018 - forces the analysis
+            runner.target_tables  # noqa: B018
+            runner.get_column_lineage()
+        return "ok"
+    except ParseTimeoutError:
+        return "timeout"
+    except Exception:
+        return "failed"
+
+
+def _time_limit_rows() -> list[str]:
+    """Wall time of LineageParser.parse on wide statements under several limits (sqlfluff off)."""
+    rows = []
+    for terms in (10_000, 40_000, 50_000):
+        wide = (
+            "INSERT INTO bench.wide SELECT "
+            + " + ".join(f"(a{i} * {i})" for i in range(terms))
+            + " AS total FROM bench.src"
+        )
+        for limit in (0.2, 1.0, 5.0):
+            options = ParserOptions(timeout_seconds=limit, use_sqlfluff=False)
+            started = time.perf_counter()
+            result = LineageParser(options).parse(wide, dialect="spark")
+            took = time.perf_counter() - started
+            rows.append(
+                f"| {len(wide) / 1e6:.2f} MB | {limit:g} s | {result.status.value} | {took:.2f} s |"
+            )
+    return rows
+
+
+def _compiled() -> bool:
+    return str(getattr(sqlglot.parser, "__file__", "")).endswith(".so")
 
 
 def _cpu_model() -> str:
@@ -80,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schema", default=DEFAULT_SCHEMA)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--sqllineage-sample", type=int, default=60)
+    ap.add_argument("--no-time-limit-check", action="store_true")
     ap.add_argument("--out", default="bench/results/parser.md")
     ns = ap.parse_args(argv)
 
@@ -114,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
         "",
         f"- machine: `nproc`={_nproc()}, CPU: {_cpu_model()}, single process, one core",
-        f"- python {platform.python_version()}, sqlglot {sqlglot.__version__}",
+        f"- python {platform.python_version()}, sqlglot {sqlglot.__version__}"
+        f" ({'compiled: sqlglotc' if _compiled() else 'pure Python'})",
         f"- workload: {Path(ns.workload).name} ({len(rows)} statements x {ns.repeat} repeat(s)),"
         " interleaved per statement with rotating order",
         "",
@@ -128,6 +180,46 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.median(values) * 1000:.2f} | {_pct(values, 0.99) * 1000:.2f} | "
             f"{total[key]:.2f} | {total[key] / total['b']:.2f} |"
         )
+    # (d) sqllineage vs (c) on the same sampled statements, interleaved
+    sample = random.Random(42).sample(rows, min(ns.sqllineage_sample, len(rows)))
+    ours: list[float] = []
+    theirs: list[float] = []
+    statuses: dict[str, int] = {}
+    for i, row in enumerate(sample):
+        pair = [("c", ours), ("d", theirs)]
+        for key, bucket in pair if i % 2 == 0 else pair[::-1]:
+            started = time.perf_counter()
+            if key == "c":
+                parser.parse(row["sql"], dialect="spark")
+            else:
+                status = _sqllineage(row["sql"])
+                statuses[status] = statuses.get(status, 0) + 1
+            bucket.append(time.perf_counter() - started)
+    ours_rate, theirs_rate = len(ours) / sum(ours), len(theirs) / sum(theirs)
+    lines += [
+        "",
+        f"Same {len(sample)} statements (seeded sample), interleaved:",
+        "",
+        "| pipeline | statements/s | p50 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+        f"| (c) LineageParser.parse (catalog) | {ours_rate:,.1f} | "
+        f"{statistics.median(ours) * 1000:.2f} | {_pct(ours, 0.99) * 1000:.2f} |",
+        f"| (d) sqllineage 1.5.9 (sparksql, tables + columns) {statuses} | {theirs_rate:,.2f} | "
+        f"{statistics.median(theirs) * 1000:.2f} | {_pct(theirs, 0.99) * 1000:.2f} |",
+        "",
+        f"Per core, our parser is **{ours_rate / theirs_rate:,.0f}x** sqllineage on the same"
+        " statements (target: 100x).",
+    ]
+    if not ns.no_time_limit_check:
+        lines += [
+            "",
+            "Time limit (`timeout_seconds`, applied per tier: split/parse, tables, columns) on a"
+            " wide `(a0 * 0) + (a1 * 1) + …` statement, sqlfluff off:",
+            "",
+            "| statement | limit | status | wall |",
+            "|---|---:|---|---:|",
+            *_time_limit_rows(),
+        ]
     lines += [
         "",
         f"Ratio of our per-statement cost to sqlglot parse + qualify: "
