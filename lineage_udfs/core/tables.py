@@ -87,9 +87,9 @@ class NameContext:
                 default_schema=self.default_schema,
             ) or None
         if isinstance(this, exp.Var) and this.name.startswith("@"):
-            return this.name  # a stage (Snowflake) used as a dataset
+            return stage_name(this.name)  # a stage (Snowflake) used as a dataset
         if isinstance(this, exp.Func) and self.file_datasets:  # read_parquet('s3://…')
-            path = _file_reader_path(this)
+            path = file_function_path(this, self.dialect)
             if path is not None:
                 return location_dataset(path)
         if not isinstance(this, exp.Identifier):
@@ -156,17 +156,42 @@ _FILE_READERS = frozenset(
         "read_files", "read_delta", "delta_scan", "iceberg_scan", "openrowset",
     }
 )  # fmt: skip
+_DIALECT_FILE_READERS: dict[str, dict[str, int]] = {
+    "clickhouse": {
+        "s3": 0, "s3cluster": 1, "gcs": 0, "url": 0, "urlcluster": 1, "file": 0, "hdfs": 0,
+        "hdfscluster": 1, "deltalake": 0, "deltalakes3": 0, "hudi": 0, "iceberg": 0,
+        "icebergs3": 0, "cosn": 0, "oss": 0,
+    },
+}  # fmt: skip
+"""Table functions of one dialect that read (or, after INSERT INTO FUNCTION, write) a location,
+with the position of the location argument (``s3Cluster(cluster, 'url', …)``: 1)."""
 _PARTITION_SEGMENT_RE = re.compile(r"/[^/=]+=[^/]*(?:/.*)?$")
 
 
-def _file_reader_path(func: exp.Func) -> str | None:
-    """The path of a file-reading table function (``read_parquet('…')``), if constant."""
+def file_function_path(func: exp.Expression, dialect: str | None) -> str | None:
+    """The location read or written by a file table function, if it is a constant.
+
+    DuckDB/Spark readers (``read_parquet('…')``, ``read_files('…')``) in any dialect, and a
+    dialect's own ones: ClickHouse ``s3('…')``, ``url('…')``, ``file('…')``, ``hdfs('…')``.
+
+    Examples:
+        >>> import sqlglot
+        >>> f = sqlglot.parse_one("SELECT * FROM s3('https://h/b/*.csv', 'CSV')",
+        ...                       read="clickhouse").find(exp.Table).this
+        >>> file_function_path(f, "clickhouse"), file_function_path(f, "duckdb")
+        ('https://h/b/*.csv', None)
+    """
+    if not isinstance(func, exp.Func):
+        return None
     name = (func.sql_name() if not isinstance(func, exp.Anonymous) else func.name).lower()
-    if name not in _FILE_READERS:
+    position = 0 if name in _FILE_READERS else _DIALECT_FILE_READERS.get(dialect or "", {}).get(
+        name
+    )
+    if position is None:
         return None
     head = None if isinstance(func, exp.Anonymous) else func.this  # Anonymous.this is its name
     args = [head, *func.expressions] if isinstance(head, exp.Expression) else func.expressions
-    first = args[0] if args else None
+    first = args[position] if len(args) > position else None
     if isinstance(first, exp.Array) and first.expressions:
         first = first.expressions[0]
     if isinstance(first, exp.Literal) and first.is_string:
@@ -207,6 +232,17 @@ def location_dataset(location: str) -> str | None:
         text = text[: text.rfind("/") + 1] if "/" in text else ""
     text = text.rstrip("/")
     return text or None
+
+
+def stage_name(reference: str) -> str:
+    """The dataset name of a stage reference (Snowflake ``@stage/path``): the stage and its path
+    as written, without a trailing ``/`` (``@s/p/`` and ``@s/p`` are one dataset).
+
+    Examples:
+        >>> stage_name("@raw.landing/orders/2024/"), stage_name("@~/")
+        ('@raw.landing/orders/2024', '@~')
+    """
+    return reference.rstrip("/") or reference
 
 
 @dataclass(slots=True)
@@ -269,6 +305,8 @@ def classify_statement(statement: exp.Expression) -> StatementType:
         return StatementType.DELETE
     if isinstance(statement, exp.Copy) or type(statement).__name__ == "LoadData":
         return StatementType.COPY
+    if type(statement).__name__ == "Export" and isinstance(statement.this, exp.Query):
+        return StatementType.COPY  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS SELECT …
     if isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         if any(isinstance(a, exp.SwapTable) for a in actions):
@@ -470,6 +508,11 @@ def extract_tables(
             )
             if name:
                 result.targets.append(name)
+        elif isinstance(node, exp.Func):  # ClickHouse INSERT INTO FUNCTION s3('…'): a location
+            path = file_function_path(node, ctx.dialect) if ctx.file_datasets else None
+            name = location_dataset(path) if path else None
+            if name:
+                result.targets.append(name)
         else:
             add_target(node)
         result.target_columns = cols
@@ -526,17 +569,24 @@ def extract_tables(
         else:
             add_target(statement.this)
     elif isinstance(statement, exp.Copy):
+        node, cols = _unwrap_schema(statement.this)  # COPY t (a, b) …: t and its columns
         if statement.args.get("kind"):  # COPY INTO table FROM files
-            add_target(statement.this)
+            add_target(node)
+            target_nodes.append(statement.this)
+            result.target_columns = cols
             for f in statement.args.get("files") or []:
                 name = _file_name(f, ctx)
                 if name:
                     result.sources.append(name)
                     skip_nodes.add(id(f))
-        else:  # COPY table TO location
-            name = ctx.table_name(statement.this)
+        else:  # COPY table TO location, COPY (query) TO location
+            name = ctx.table_name(node) if node is not None else None
             if name:
                 result.sources.append(name)
+            if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Query):
+                result.query = node.this
+            elif node is not None:
+                target_nodes.append(node)
             target_nodes.append(statement.this)
             for f in statement.args.get("files") or []:
                 fname = _file_name(f, ctx)
@@ -544,7 +594,9 @@ def extract_tables(
                     result.targets.append(fname)
                     skip_nodes.add(id(f))
     elif type(statement).__name__ == "LoadData":  # LOAD DATA INPATH 'path' INTO TABLE t
-        add_target(statement.this)
+        node, _ = _unwrap_schema(statement.this)
+        add_target(node)
+        target_nodes.append(statement.this)
         path = statement.args.get("inpath")
         if isinstance(path, exp.Expression):
             skip_nodes.add(id(path))
@@ -552,6 +604,16 @@ def extract_tables(
                 name = location_dataset(str(path.this))
                 if name:
                     result.sources.append(name)
+        for name in _option_uris(statement.args.get("files"), ctx):  # BigQuery FROM FILES(…)
+            if name not in result.sources:
+                result.sources.append(name)
+    elif type(statement).__name__ == "Export":  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS
+        connection = statement.args.get("connection")
+        if isinstance(connection, exp.Expression):
+            skip_nodes.update(id(t) for t in connection.find_all(exp.Table))
+        result.targets.extend(_option_uris(statement.args.get("options"), ctx))
+        query = statement.this
+        result.query = query if isinstance(query, exp.Query) else None
     elif isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         old = ctx.table_name(statement.this)
@@ -746,13 +808,31 @@ def _resolve_alias_target(
     return node
 
 
+def _option_uris(options: object, ctx: NameContext) -> list[str]:
+    """The locations named by ``uri = '…'`` / ``uris = ['…', …]`` options (BigQuery LOAD DATA
+    FROM FILES, EXPORT DATA), as datasets."""
+    if not isinstance(options, exp.Properties) or not ctx.file_datasets:
+        return []
+    out: list[str] = []
+    for prop in options.expressions:
+        if not isinstance(prop, exp.Property) or prop.name.lower() not in ("uri", "uris"):
+            continue
+        value = prop.args.get("value")
+        for item in value.expressions if isinstance(value, exp.Array) else [value]:
+            if isinstance(item, exp.Literal) and item.is_string:
+                name = location_dataset(str(item.this))
+                if name and name not in out:
+                    out.append(name)
+    return out
+
+
 def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
     """A file location as a dataset: a stage ``@s/p``, a table, or a path literal."""
     if isinstance(node, exp.Literal):
         return location_dataset(str(node.this)) if ctx.file_datasets and node.is_string else None
     if isinstance(node, exp.Table):
         if isinstance(node.this, exp.Var):
-            return node.this.name
+            return stage_name(node.this.name)
         if isinstance(node.this, exp.Literal):  # Snowflake COPY INTO t FROM 'azure://…'
             return _file_name(node.this, ctx)
         return ctx.table_name(node)
