@@ -115,11 +115,12 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
 
 
 _TASK_RE = re.compile(
-    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TASK\b(?:[^']|'(?:[^']|'')*')*?\bAS\s+"
+    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TASK|PIPE)\b(?:[^']|'(?:[^']|'')*')*?\bAS\s+"
     r"(?=(?:INSERT|MERGE|UPDATE|DELETE|CREATE|COPY|WITH|SELECT|TRUNCATE|EXECUTE|BEGIN)\b)",
     re.IGNORECASE,
 )
-"""Snowflake ``CREATE TASK … AS <statement>``: the task runs the statement on a schedule."""
+"""Snowflake ``CREATE TASK … AS <statement>`` (the task runs the statement on a schedule) and
+``CREATE PIPE … AS COPY INTO …`` (the pipe runs its COPY as files arrive)."""
 _EMBEDDED_HEAD_RE = re.compile(
     r"^\s*(?:UNLOAD\s*\(|EXEC(?:UTE)?\s+IMMEDIATE\s+|EXEC(?:UTE)?\s*\(|"
     r"EXEC(?:UTE)?\s+(?:[\w\[\]]+\.)*\[?sp_executesql\]?\s+|EXECUTE\s+(?=['$]))\s*N?",
@@ -543,6 +544,8 @@ def _hides_statements(expression: exp.Expression) -> bool:
     body = expression.expression
     text = body if isinstance(body, str) else body.this if isinstance(body, exp.Literal) else ""
     keyword = str(expression.this or "").upper()
+    if keyword == "CREATE" and _TASK_RE.match(f"CREATE {text}"):
+        return True
     if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
                    "REVOKE", "ANALYZE", "UNLOAD"):
         return False
