@@ -274,6 +274,14 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
             insert = _parse_once("INSERT" + text[head.end():], dialect) if head else None
             if insert is not None and len(insert) == 1 and isinstance(insert[0], exp.Insert):
                 return insert
+        mutation = _MUTATION_RE.match(text) if len(parsed) == 1 and isinstance(
+            parsed[0], exp.Command
+        ) else None
+        if mutation is not None:
+            # ClickHouse ALTER TABLE t UPDATE c = x WHERE …: an UPDATE of t (a mutation)
+            update = _parse_once(f"UPDATE {mutation.group(1)} SET {text[mutation.end():]}", dialect)
+            if update is not None and len(update) == 1 and isinstance(update[0], exp.Update):
+                return update
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -282,6 +290,9 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
     return None
 
 
+_MUTATION_RE = re.compile(
+    r"^\s*ALTER\s+TABLE\s+([\w.`\"]+)(?:\s+ON\s+CLUSTER\s+\S+)?\s+UPDATE\s+", re.IGNORECASE
+)
 _TERADATA_PHRASE_RE = re.compile(
     r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:(?:TITLE|FORMAT)\s+'(?:[^']|'')*'|"
     r"NAMED\s+(\"[^\"]*\"|\w+))\s*\))",
@@ -547,7 +558,7 @@ def _hides_statements(expression: exp.Expression) -> bool:
     if keyword == "CREATE" and _TASK_RE.match(f"CREATE {text}"):
         return True
     if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
-                   "REVOKE", "ANALYZE", "UNLOAD"):
+                   "REVOKE", "ANALYZE", "UNLOAD", "VACUUM"):
         return False
     return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
                           text, re.IGNORECASE))

@@ -313,6 +313,8 @@ def classify_statement(statement: exp.Expression) -> StatementType:
             return StatementType.SWAP
         if any(isinstance(a, exp.AlterRename) for a in actions):
             return StatementType.RENAME
+        if _partition_source(statement) is not None:
+            return StatementType.INSERT
         return StatementType.DDL
     if isinstance(statement, exp.Drop):
         return StatementType.DROP
@@ -327,17 +329,73 @@ def classify_statement(statement: exp.Expression) -> StatementType:
     return StatementType.UNKNOWN
 
 
-_RENAME_RE = re.compile(r"^\s*table\s+(.+)$", re.IGNORECASE | re.DOTALL)
-_CLONE_RE = re.compile(
-    r"^\s*(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.`\"\[\]]+)\s+"
-    r"(?:SHALLOW\s+|DEEP\s+)?CLONE\s+([\w.`\"\[\]]+)",
-    re.IGNORECASE,
-)
-"""Databricks ``CREATE [OR REPLACE] TABLE t [SHALLOW|DEEP] CLONE s`` (a Command to sqlglot)."""
-_EXCHANGE_RE = re.compile(
-    r"^\s*table\s+(\S+)\s+exchange\s+partition\s*\(.*\)\s*with\s+table\s+(\S+)\s*$",
+_PART = r"(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[\w$#@]+)"
+"""One part of a table name in a Command's text: quoted in any style, or a bare word."""
+
+
+def _named(group: str) -> str:
+    """A pattern capturing a dotted table name as group ``group``."""
+    return rf"(?P<{group}>{_PART}(?:\.{_PART})*)"
+
+
+_RENAME_RE = re.compile(
+    r"^\s*(?:TABLES?\s+)?(?!(?:USER|DATABASE|SCHEMA|COLUMN|INDEX|ROLE|DICTIONARY)\b)"
+    r"(.+\s+TO\s+.+)$",
     re.IGNORECASE | re.DOTALL,
 )
+"""``RENAME TABLE a TO b[, c TO d]`` (MySQL, Hive) and Oracle's ``RENAME a TO b``."""
+_CLONE_RE = re.compile(
+    r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?" + _named("dst")
+    + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+" + _named("src"),
+    re.IGNORECASE,
+)
+"""Databricks ``CREATE TABLE t [SHALLOW|DEEP] CLONE s``, BigQuery ``CREATE SNAPSHOT TABLE t
+CLONE s [FOR SYSTEM_TIME AS OF …]`` (Commands to sqlglot): s's data is copied into t."""
+_EXCHANGE_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"\s+EXCHANGE\s+(?:SUB)?PARTITION\s*(?:\(.*?\)|\S+)\s*"
+    r"WITH\s+TABLE\s+" + _named("src") + r"(?:\s+.*)?$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Hive ``ALTER TABLE t EXCHANGE PARTITION (…) WITH TABLE s``, Oracle ``ALTER TABLE t EXCHANGE
+PARTITION p WITH TABLE s [INCLUDING INDEXES …]``: s's rows become a partition of t."""
+_PARTITION_FROM_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+(?:ATTACH|REPLACE)\s+"
+    r"PARTITION\s+.+?\s+FROM\s+" + _named("src") + r"\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""ClickHouse ``ALTER TABLE t ATTACH|REPLACE PARTITION p FROM s``: s's partition copied to t."""
+_MOVE_PARTITION_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("src") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+MOVE\s+PARTITION\s+.+?\s+"
+    r"TO\s+TABLE\s+" + _named("dst") + r"\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""ClickHouse ``ALTER TABLE s MOVE PARTITION p TO TABLE t``: the partition moves to t."""
+_APPEND_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"\s+APPEND\s+FROM\s+" + _named("src")
+    + r"(?:\s+(?:IGNOREEXTRA|FILLTARGET))?\s*$",
+    re.IGNORECASE,
+)
+"""Redshift ``ALTER TABLE t APPEND FROM s``: s's rows move into t."""
+_EXCHANGE_TABLES_RE = re.compile(
+    r"^\s*(?:TABLES|DICTIONARIES)\s+" + _named("dst") + r"\s+AND\s+" + _named("src") + r"\s*$",
+    re.IGNORECASE,
+)
+"""ClickHouse ``EXCHANGE TABLES a AND b``: the tables swap contents."""
+_REPAIR_TABLE_RE = re.compile(r"^\s*(?:REPAIR\s+)?TABLE\s+" + _named("dst"), re.IGNORECASE)
+"""Hive/Spark ``MSCK REPAIR TABLE t``: t's partition metadata is rebuilt (DDL on t)."""
+
+_COMMAND_RULES: tuple[tuple[str, re.Pattern[str], StatementType], ...] = (
+    ("CREATE", _CLONE_RE, StatementType.CTAS),
+    ("ALTER", _EXCHANGE_RE, StatementType.SWAP),
+    ("ALTER", _PARTITION_FROM_RE, StatementType.INSERT),
+    ("ALTER", _MOVE_PARTITION_RE, StatementType.INSERT),
+    ("ALTER", _APPEND_RE, StatementType.INSERT),
+    ("EXCHANGE", _EXCHANGE_TABLES_RE, StatementType.SWAP),
+    ("MSCK", _REPAIR_TABLE_RE, StatementType.DDL),
+    ("MSCK REPAIR", _REPAIR_TABLE_RE, StatementType.DDL),
+)
+"""Statements sqlglot reads as a Command that name the tables data moves between: the keyword,
+the pattern of the rest (groups ``src`` and ``dst``) and the statement type."""
 
 
 def _command_text(statement: exp.Command) -> str:
@@ -347,18 +405,37 @@ def _command_text(statement: exp.Command) -> str:
     return expression.this if isinstance(expression, exp.Literal) else ""
 
 
+def _command_rule(statement: exp.Command) -> tuple[re.Match[str], StatementType] | None:
+    keyword = str(statement.this or "").upper()
+    text = _command_text(statement)
+    for word, pattern, kind in _COMMAND_RULES:
+        if word == keyword:
+            match = pattern.match(text)
+            if match is not None:
+                return match, kind
+    return None
+
+
 def _classify_command(statement: exp.Command) -> StatementType:
     keyword = str(statement.this or "").upper()
     text = _command_text(statement)
     if keyword == "RENAME" and _RENAME_RE.match(text):
         return StatementType.RENAME
-    if keyword == "ALTER" and _EXCHANGE_RE.match(text):
-        return StatementType.SWAP
-    if keyword == "CREATE" and _CLONE_RE.match(text):
-        return StatementType.CTAS
+    rule = _command_rule(statement)
+    if rule is not None:
+        return rule[1]
     if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
         return StatementType.DDL
     return StatementType.SESSION
+
+
+def _partition_source(alter: exp.Alter) -> exp.Table | None:
+    """The table an ALTER copies a partition from (ClickHouse ``REPLACE PARTITION p FROM s``)."""
+    for action in alter.args.get("actions") or []:
+        source = action.args.get("source") if type(action).__name__ == "ReplacePartition" else None
+        if isinstance(source, exp.Table):
+            return source
+    return None
 
 
 def _like_or_clone(create: exp.Create) -> exp.Table | None:
@@ -638,6 +715,13 @@ def extract_tables(
             result.sources.extend(both)
             result.targets.extend(both)
             return result
+        if kind == StatementType.INSERT:  # ALTER TABLE t REPLACE PARTITION p FROM s
+            partition = _partition_source(statement)
+            source = ctx.table_name(partition) if partition is not None else None
+            if source and old:
+                result.sources.append(source)
+                result.targets.append(old)
+            return result
         if opts.ddl_as_target and old and (statement.args.get("kind") or "").upper() in (
             "TABLE", "VIEW", ""
         ):
@@ -849,7 +933,7 @@ def _command_tables(
     text = _command_text(statement)
 
     def name_of(raw: str) -> str:
-        parts = [p.strip('`"[]').lower() for p in raw.strip().split(".")]
+        parts = [p.strip('`"[]').lower() for p in _split_name(raw.strip())]
         return qualify_parts(
             parts, default_catalog=ctx.default_catalog, default_schema=ctx.default_schema
         )
@@ -864,13 +948,34 @@ def _command_tables(
                 if opts.rename_as_lineage:
                     result.sources.append(old)
                     result.targets.append(new)
-    elif kind == StatementType.CTAS:
-        match = _CLONE_RE.match(text)
-        if match:
-            result.targets.append(name_of(match.group(1)))
-            result.sources.append(name_of(match.group(2)))
-    elif kind == StatementType.SWAP:
-        match = _EXCHANGE_RE.match(text)
-        if match:
-            result.targets.append(name_of(match.group(1)))
-            result.sources.append(name_of(match.group(2)))
+        return
+    rule = _command_rule(statement)
+    if rule is None:
+        return
+    match, _ = rule
+    groups = match.groupdict()
+    target = name_of(groups["dst"])
+    source = name_of(groups["src"]) if groups.get("src") else None
+    if kind == StatementType.DDL:
+        if opts.ddl_as_target:
+            result.targets.append(target)
+        return
+    if source is not None:
+        result.sources.append(source)
+    result.targets.append(target)
+    if kind == StatementType.SWAP and source is not None and (
+        statement.this or ""
+    ).upper() == "EXCHANGE":
+        result.sources.append(target)  # EXCHANGE TABLES: each table gets the other's rows
+        result.targets.append(source)
+
+
+def _split_name(raw: str) -> list[str]:
+    """The parts of a dotted name, each possibly quoted (`` `p.d.t` `` is one quoted part)."""
+    parts: list[str] = []
+    for part in re.findall(r"`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[^.]+", raw):
+        if part.startswith("`") and "." in part:  # BigQuery `project.dataset.table`
+            parts.extend(part.strip("`").split("."))
+        else:
+            parts.append(part)
+    return parts
