@@ -282,6 +282,17 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
             update = _parse_once(f"UPDATE {mutation.group(1)} SET {text[mutation.end():]}", dialect)
             if update is not None and len(update) == 1 and isinstance(update[0], exp.Update):
                 return update
+        if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
+            parsed[0].this or ""
+        ).upper() in ("CREATE", "TRUNCATE"):
+            # sqlglot gave up on a clause it does not know (Oracle NOLOGGING, REFRESH FAST …)
+            # and kept the text: a repaired text may parse to the statement itself
+            for candidate, read in _repairs(text, dialect):
+                repaired = _parse_once(candidate, read) if candidate != text else None
+                if repaired is not None and len(repaired) == 1 and not isinstance(
+                    repaired[0], exp.Command
+                ):
+                    return repaired
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -293,6 +304,21 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
 _MUTATION_RE = re.compile(
     r"^\s*ALTER\s+TABLE\s+([\w.`\"]+)(?:\s+ON\s+CLUSTER\s+\S+)?\s+UPDATE\s+", re.IGNORECASE
 )
+_NAME = r"(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\])(?:\.(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\]))*"
+_STORAGE_CLAUSES_RE = re.compile(
+    r"^(\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,3}?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    + _NAME + r"(?:\s*\((?:[^()']|'(?:[^']|'')*'|\((?:[^()']|'(?:[^']|'')*')*\))*\))?)"
+    r"\s+(?!AS\b)[A-Za-z_](?:[^'(;]|\([^()';]*\))*?\s+(AS\s*\(?\s*(?:SELECT|WITH)\b)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Physical and refresh clauses between a created table's name (and column list) and its AS
+query: Oracle ``NOLOGGING PARALLEL 8``, ``TABLESPACE x``, ``BUILD IMMEDIATE REFRESH FAST ON
+COMMIT`` …. They say how the rows are stored or refreshed, not where they come from."""
+_TRUNCATE_OPTIONS_RE = re.compile(
+    r"^(\s*TRUNCATE\s+TABLE\s+" + _NAME + r")\s+[A-Za-z][\w\s]*;?\s*$", re.IGNORECASE
+)
+"""``TRUNCATE TABLE t REUSE STORAGE`` / ``DROP ALL STORAGE`` / ``PRESERVE MATERIALIZED VIEW LOG``
+(Oracle), ``… CASCADE`` / ``RESTART IDENTITY``: options of the truncation."""
 _TERADATA_PHRASE_RE = re.compile(
     r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:(?:TITLE|FORMAT)\s+'(?:[^']|'')*'|"
     r"NAMED\s+(\"[^\"]*\"|\w+))\s*\))",
@@ -339,6 +365,12 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` are display attributes
       sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
       alias and becomes ``expr AS n``.
+    * Storage and refresh clauses between a created table's name and its AS query
+      (``NOLOGGING PARALLEL 8``, ``BUILD IMMEDIATE REFRESH FAST ON COMMIT``) and TRUNCATE
+      options (``REUSE STORAGE``) are dropped: they carry no lineage. Also tried when sqlglot
+      kept such a CREATE / TRUNCATE as an unparsed Command.
+    * A file read or written in a dialect's own spelling is respelled (see
+      :func:`_file_statement`).
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
       reads only after a FROM table, are dropped.
@@ -349,6 +381,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
       are reserved words in a stricter dialect (``SELECT key, value`` in MySQL).
     """
     repaired = _file_statement(text)
+    repaired = _STORAGE_CLAUSES_RE.sub(r"\1 \2", repaired, count=1)
+    repaired = _TRUNCATE_OPTIONS_RE.sub(r"\1", repaired, count=1)
     if dialect == "teradata":
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
