@@ -181,6 +181,11 @@ class _Resolver:
         return _Source(outputs=[])
 
     def _set_operation(self, node: exp.SetOperation, outer: list[dict[str, _Source]]) -> _Source:
+        """Outputs of UNION / EXCEPT / INTERSECT: branch outputs merged by position.
+
+        The right branch of a filtering operation (EXCEPT / MINUS, see ``_FILTERING_SET_OPS``)
+        only decides which left rows remain: its columns are INDIRECT FILTER, not values.
+        """
         leaves: list[exp.Expression] = []
         stack: list[exp.Expression] = [node]
         while stack:
@@ -192,7 +197,12 @@ class _Resolver:
             if (isinstance(item, exp.SetOperation) and not item.args.get("with_")) or (
                 item is node
             ):
-                stack.append(item.expression)
+                if isinstance(item, _FILTERING_SET_OPS):
+                    for _, deps in self.query(item.expression, outer).outputs or ():
+                        for t, c, s in deps:
+                            self.indirect.add((t, c, compose(Sub.FILTER, s)))
+                else:
+                    stack.append(item.expression)
                 stack.append(item.this)
             else:
                 leaves.append(item)
@@ -432,6 +442,16 @@ class _Resolver:
                 if item.args.get("default") is not None:
                     stack.append((item.args["default"], _step(sub, Sub.TRANSFORMATION)))
                 continue
+            if type(item).__name__ == "DecodeCase" and len(item.expressions) >= 3:
+                # DECODE(x, k1, r1, …, default): x and the keys are compared (a CASE x WHEN k1
+                # THEN r1 …); only the results and the default are values of the output
+                operand, *rest = item.expressions
+                stack.append((operand, self._cond(sub, Sub.CONDITIONAL)))
+                for i, arg in enumerate(rest):
+                    is_key = i % 2 == 0 and i + 1 < len(rest)
+                    stack.append((arg, self._cond(sub, Sub.CONDITIONAL) if is_key else (
+                        _step(sub, Sub.TRANSFORMATION))))
+                continue
             if isinstance(item, exp.If):
                 stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
                 for key in ("true", "false"):
@@ -540,6 +560,10 @@ class _Resolver:
         if len(unknown) == 1:
             return unknown[0].lookup(name)
         return None
+
+
+_FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
+"""Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
 
 
 def _innermost(node: exp.Expression) -> exp.Expression:
