@@ -339,11 +339,12 @@ def _named(group: str) -> str:
 
 
 _RENAME_RE = re.compile(
-    r"^\s*(?:TABLES?\s+)?(?!(?:USER|DATABASE|SCHEMA|COLUMN|INDEX|ROLE|DICTIONARY)\b)"
-    r"(.+\s+TO\s+.+)$",
+    r"^\s*(?:(?:TABLES?|VIEW)\s+)?(?!(?:USER|DATABASE|SCHEMA|COLUMN|INDEX|ROLE|DICTIONARY|"
+    r"PROCEDURE|FUNCTION|MACRO|TRIGGER|SEQUENCE)\b)(.+\s+TO\s+.+)$",
     re.IGNORECASE | re.DOTALL,
 )
-"""``RENAME TABLE a TO b[, c TO d]`` (MySQL, Hive) and Oracle's ``RENAME a TO b``."""
+"""``RENAME TABLE a TO b[, c TO d]`` (MySQL, ClickHouse), ``RENAME VIEW`` (Teradata) and
+Oracle's ``RENAME a TO b``; not users, databases, routines or sequences."""
 _CLONE_RE = re.compile(
     r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?" + _named("dst")
     + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+" + _named("src"),
