@@ -181,6 +181,11 @@ class _Resolver:
         return _Source(outputs=[])
 
     def _set_operation(self, node: exp.SetOperation, outer: list[dict[str, _Source]]) -> _Source:
+        """Outputs of UNION / EXCEPT / INTERSECT: branch outputs merged by position.
+
+        The right branch of a filtering operation (EXCEPT, INTERSECT: ``_FILTERING_SET_OPS``)
+        only decides which left rows remain: its columns are INDIRECT FILTER, not values.
+        """
         leaves: list[exp.Expression] = []
         stack: list[exp.Expression] = [node]
         while stack:
@@ -192,7 +197,12 @@ class _Resolver:
             if (isinstance(item, exp.SetOperation) and not item.args.get("with_")) or (
                 item is node
             ):
-                stack.append(item.expression)
+                if isinstance(item, _FILTERING_SET_OPS):
+                    for _, deps in self.query(item.expression, outer).outputs or ():
+                        for t, c, s in deps:
+                            self.indirect.add((t, c, compose(Sub.FILTER, s)))
+                else:
+                    stack.append(item.expression)
                 stack.append(item.this)
             else:
                 leaves.append(item)
@@ -432,6 +442,16 @@ class _Resolver:
                 if item.args.get("default") is not None:
                     stack.append((item.args["default"], _step(sub, Sub.TRANSFORMATION)))
                 continue
+            if type(item).__name__ == "DecodeCase" and len(item.expressions) >= 3:
+                # DECODE(x, k1, r1, …, default): x and the keys are compared (a CASE x WHEN k1
+                # THEN r1 …); only the results and the default are values of the output
+                operand, *rest = item.expressions
+                stack.append((operand, self._cond(sub, Sub.CONDITIONAL)))
+                for i, arg in enumerate(rest):
+                    is_key = i % 2 == 0 and i + 1 < len(rest)
+                    stack.append((arg, self._cond(sub, Sub.CONDITIONAL) if is_key else (
+                        _step(sub, Sub.TRANSFORMATION))))
+                continue
             if isinstance(item, exp.If):
                 stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
                 for key in ("true", "false"):
@@ -542,6 +562,11 @@ class _Resolver:
         return None
 
 
+_FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except, exp.Intersect)
+"""Set operations whose right branch only decides which of the left one's rows remain (EXCEPT /
+MINUS, INTERSECT): the output values are the left branch's."""
+
+
 def _innermost(node: exp.Expression) -> exp.Expression:
     """Strip parentheses: ``((t JOIN u ON …))`` is a Subquery of a Subquery of a Table."""
     while isinstance(node, exp.Subquery | exp.Paren) and isinstance(node.this, exp.Expression):
@@ -649,7 +674,7 @@ def extract_column_edges(
     if isinstance(statement, exp.Update):
         pairs = _update_pairs(statement, resolver)
     elif isinstance(statement, exp.Merge):
-        pairs = _merge_pairs(statement, resolver)
+        pairs = _merge_pairs(statement, resolver, target)
     elif tables.query is not None:
         src = resolver.query(tables.query, [])
         outputs = src.outputs or []
@@ -766,12 +791,23 @@ def _dml_joins(statement: exp.Expression) -> list[exp.Join]:
     return joins
 
 
-def _merge_pairs(statement: exp.Merge, resolver: _Resolver) -> list[tuple[str, frozenset[Dep]]]:
+def _merge_pairs(
+    statement: exp.Merge, resolver: _Resolver, target: str | None = None
+) -> list[tuple[str, frozenset[Dep]]]:
+    """Target columns of a MERGE and what feeds them, branch by branch.
+
+    ``UPDATE SET *`` / ``INSERT *`` (Databricks) set every target column from the source
+    column of the same name: the target's columns come from the catalog (else the source's).
+    ``INSERT VALUES (…)`` without a column list fills the target's columns in order when the
+    catalog knows them, else the columns named like the values (``s.id`` → ``id``).
+    """
     sources = _dml_sources(statement, resolver, statement.this)
     env = [sources]
     on = statement.args.get("on")
     if on is not None:
         resolver._indirect(on, env, Sub.JOIN)
+    known = resolver.catalog.columns(target) if target else None
+    using = _merge_source(statement, sources)
     pairs: list[tuple[str, frozenset[Dep]]] = []
     whens = statement.args.get("whens")
     for when in (whens.expressions if whens is not None else []):
@@ -780,15 +816,61 @@ def _merge_pairs(statement: exp.Merge, resolver: _Resolver) -> list[tuple[str, f
             resolver._indirect(cond, env, Sub.FILTER)
         then = when.args.get("then")
         if isinstance(then, exp.Update):
+            if any(isinstance(e, exp.Star) for e in then.expressions):
+                pairs.extend(_star_pairs(using, known))
             for eq in then.expressions:
                 if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
                     name = resolver.col_name(eq.this.this)
                     pairs.append((name, frozenset(resolver.expr_deps(eq.expression, env,
                                                                      Sub.IDENTITY))))
         elif isinstance(then, exp.Insert):
+            if isinstance(then.this, exp.Star):
+                pairs.extend(_star_pairs(using, known))
+                continue
             cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
             vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+            if len(cols) == 1 and isinstance(cols[0], exp.Anonymous) and (
+                cols[0].name.upper() == "VALUES"
+            ) and not vals:
+                # INSERT VALUES (…) without a column list (sqlglot reads the values as a call)
+                vals = cols[0].expressions
+                names = list(known) if known and len(known) == len(vals) else [
+                    resolver.output_name(v, i) for i, v in enumerate(vals)
+                ]
+                for name, val in zip(names, vals, strict=True):
+                    if not name.startswith("_col_"):
+                        pairs.append((name, frozenset(resolver.expr_deps(val, env,
+                                                                         Sub.IDENTITY))))
+                continue
             for col, val in zip(cols, vals, strict=False):
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
                 pairs.append((name, frozenset(resolver.expr_deps(val, env, Sub.IDENTITY))))
+    return pairs
+
+
+def _merge_source(statement: exp.Merge, sources: dict[str, _Source]) -> _Source | None:
+    """The relation a MERGE reads (its USING clause), as resolved in ``sources``."""
+    using = statement.args.get("using")
+    if not isinstance(using, exp.Expression):
+        return None
+    key = using.alias.lower() if using.alias else (
+        using.name.lower() if isinstance(using, exp.Table) else ""
+    )
+    return sources.get(key)
+
+
+def _star_pairs(
+    using: _Source | None, known: tuple[str, ...] | None
+) -> list[tuple[str, frozenset[Dep]]]:
+    """``SET *`` / ``INSERT *``: each target column from the source column of its name."""
+    if using is None:
+        return []
+    names = known if known is not None else using.columns()
+    pairs = []
+    for name in names or ():
+        if using.has(name) is False:
+            continue
+        deps = using.lookup(name)
+        if deps:
+            pairs.append((name, deps))
     return pairs

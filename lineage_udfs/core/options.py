@@ -35,7 +35,9 @@ class ParserOptions:
             and no row of an unused CTE reaches the output. Set True to also catch the
             statements that would break (not change) when such a table is dropped.
         file_datasets: report file locations (COPY/LOAD/UNLOAD paths and URIs, INSERT …
-            DIRECTORY, ``parquet.`path```, ``read_parquet('…')``, DuckDB ``FROM 'x.csv'``) as
+            DIRECTORY, ``INTO OUTFILE``, BigQuery ``FROM FILES`` / ``EXPORT DATA`` URIs,
+            ``parquet.`path```, ``read_parquet('…')``, ClickHouse ``s3('…')`` / ``url('…')`` /
+            ``file('…')``, DuckDB ``FROM 'x.csv'``) as
             external datasets, named by :func:`~lineage_udfs.core.tables.location_dataset`
             (credentials, query strings and ``key=value`` partition segments removed). False:
             never output them.

@@ -103,7 +103,7 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
         if embedded is not None:
             inner = _expand_bodies(_split(embedded, dialect), dialect, depth + 1)
             if any(c.expression is not None for c in inner):
-                out.extend(inner)
+                out.extend(_unload_to(chunk.text, inner))
                 continue
         body = _string_body(chunk.expression) if depth < 3 else None
         if body is None:
@@ -115,11 +115,12 @@ def _expand_bodies(chunks: list[Chunk], dialect: str | None, depth: int) -> list
 
 
 _TASK_RE = re.compile(
-    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TASK\b(?:[^']|'(?:[^']|'')*')*?\bAS\s+"
+    r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TASK|PIPE)\b(?:[^']|'(?:[^']|'')*')*?\bAS\s+"
     r"(?=(?:INSERT|MERGE|UPDATE|DELETE|CREATE|COPY|WITH|SELECT|TRUNCATE|EXECUTE|BEGIN)\b)",
     re.IGNORECASE,
 )
-"""Snowflake ``CREATE TASK … AS <statement>``: the task runs the statement on a schedule."""
+"""Snowflake ``CREATE TASK … AS <statement>`` (the task runs the statement on a schedule) and
+``CREATE PIPE … AS COPY INTO …`` (the pipe runs its COPY as files arrive)."""
 _EMBEDDED_HEAD_RE = re.compile(
     r"^\s*(?:UNLOAD\s*\(|EXEC(?:UTE)?\s+IMMEDIATE\s+|EXEC(?:UTE)?\s*\(|"
     r"EXEC(?:UTE)?\s+(?:[\w\[\]]+\.)*\[?sp_executesql\]?\s+|EXECUTE\s+(?=['$]))\s*N?",
@@ -163,6 +164,35 @@ def _embedded_query(chunk: Chunk) -> str | None:
     if not _EMBEDDED_TAIL_RE.match(text[end:]) or not _SQL_START_RE.match(body):
         return None
     return body
+
+
+_UNLOAD_HEAD_RE = re.compile(r"^\s*UNLOAD\s*\(\s*", re.IGNORECASE)
+_UNLOAD_TO_RE = re.compile(r"\s*\)\s*TO\s+", re.IGNORECASE)
+
+
+def _unload_to(text: str, inner: list[Chunk]) -> list[Chunk]:
+    """Redshift ``UNLOAD ('query') TO 'location'``: the query's rows are written to the
+    location, so its one query becomes ``COPY (query) TO 'location'`` (other chunks: as is).
+
+    Examples:
+        >>> [c] = _unload_to("UNLOAD ('select a from s') TO 's3://b/p_' IAM_ROLE 'r'",
+        ...                  split_statements("select a from s", "redshift"))
+        >>> c.expression.sql("redshift")
+        "COPY (SELECT a FROM s) TO 's3://b/p_'"
+    """
+    head = _UNLOAD_HEAD_RE.match(text)
+    found = _string_literal(text, head.end()) if head is not None else None
+    to = _UNLOAD_TO_RE.match(text, found[1]) if found is not None else None
+    location = _string_literal(text, to.end()) if to is not None else None
+    queries = [c for c in inner if isinstance(c.expression, exp.Query)]
+    if location is None or len(queries) != 1 or len(inner) != 1:
+        return inner
+    copy = exp.Copy(
+        this=exp.Subquery(this=queries[0].expression),
+        kind=False,
+        files=[exp.Literal.string(location[0])],
+    )
+    return [Chunk(queries[0].text, copy)]
 
 
 def _string_literal(text: str, start: int) -> tuple[str, int] | None:
@@ -247,6 +277,25 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
             insert = _parse_once("INSERT" + text[head.end():], dialect) if head else None
             if insert is not None and len(insert) == 1 and isinstance(insert[0], exp.Insert):
                 return insert
+        mutation = _MUTATION_RE.match(text) if len(parsed) == 1 and isinstance(
+            parsed[0], exp.Command
+        ) else None
+        if mutation is not None:
+            # ClickHouse ALTER TABLE t UPDATE c = x WHERE …: an UPDATE of t (a mutation)
+            update = _parse_once(f"UPDATE {mutation.group(1)} SET {text[mutation.end():]}", dialect)
+            if update is not None and len(update) == 1 and isinstance(update[0], exp.Update):
+                return update
+        if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
+            parsed[0].this or ""
+        ).upper() in ("CREATE", "TRUNCATE"):
+            # sqlglot gave up on a clause it does not know (Oracle NOLOGGING, REFRESH FAST …)
+            # and kept the text: a repaired text may parse to the statement itself
+            for candidate, read in _repairs(text, dialect):
+                repaired = _parse_once(candidate, read) if candidate != text else None
+                if repaired is not None and len(repaired) == 1 and not isinstance(
+                    repaired[0], exp.Command
+                ):
+                    return repaired
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -265,6 +314,24 @@ verdict is kept (trees never are: they are changed downstream)."""
 _UNPARSABLE_MAX = 64
 
 
+_MUTATION_RE = re.compile(
+    r"^\s*ALTER\s+TABLE\s+([\w.`\"]+)(?:\s+ON\s+CLUSTER\s+\S+)?\s+UPDATE\s+", re.IGNORECASE
+)
+_NAME = r"(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\])(?:\.(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\]))*"
+_STORAGE_CLAUSES_RE = re.compile(
+    r"^(\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,3}?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    + _NAME + r"(?:\s*\((?:[^()']|'(?:[^']|'')*'|\((?:[^()']|'(?:[^']|'')*')*\))*\))?)"
+    r"\s+(?!AS\b)[A-Za-z_](?:[^'(;]|\([^()';]*\))*?\s+(AS\s*\(?\s*(?:SELECT|WITH)\b)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Physical and refresh clauses between a created table's name (and column list) and its AS
+query: Oracle ``NOLOGGING PARALLEL 8``, ``TABLESPACE x``, ``BUILD IMMEDIATE REFRESH FAST ON
+COMMIT`` …. They say how the rows are stored or refreshed, not where they come from."""
+_TRUNCATE_OPTIONS_RE = re.compile(
+    r"^(\s*TRUNCATE\s+TABLE\s+" + _NAME + r")\s+[A-Za-z][\w\s]*;?\s*$", re.IGNORECASE
+)
+"""``TRUNCATE TABLE t REUSE STORAGE`` / ``DROP ALL STORAGE`` / ``PRESERVE MATERIALIZED VIEW LOG``
+(Oracle), ``… CASCADE`` / ``RESTART IDENTITY``: options of the truncation."""
 _TERADATA_PHRASE_RE = re.compile(
     r"'(?:[^']|'')*'|(?<=[\w)\]\"])(\s*\(\s*(?:(?:TITLE|FORMAT)\s+'(?:[^']|'')*'|"
     r"NAMED\s+(\"[^\"]*\"|\w+))\s*\))",
@@ -281,6 +348,26 @@ _TSQL_TABLE_HINT_RE = re.compile(
     r"[^()']*(?:\([^()']*\)[^()']*)*\))",
     re.IGNORECASE,
 )
+_STRING = r"'(?:[^'\\]|\\.|'')*'"
+_INTO_OUTFILE_RE = re.compile(
+    _STRING + r"|\bINTO\s+(?:OUTFILE|DUMPFILE)\s+(" + _STRING + r")(?:\s+(?:CHARACTER\s+SET\s+\w+|"
+    r"FIELDS|COLUMNS|LINES|TERMINATED|OPTIONALLY|ENCLOSED|ESCAPED|STARTING|BY|" + _STRING + "))*",
+    re.IGNORECASE,
+)
+"""MySQL ``SELECT … INTO OUTFILE 'file' [FIELDS …] [FROM …]``: the query writes a file."""
+_LOAD_INFILE_RE = re.compile(
+    r"^\s*LOAD\s+DATA\s+(?:LOW_PRIORITY\s+|CONCURRENT\s+)?(LOCAL\s+)?INFILE\s+(" + _STRING
+    + r")\s+(?:REPLACE\s+|IGNORE\s+)?INTO\s+TABLE\s+([\w.`\"$]+)",
+    re.IGNORECASE,
+)
+"""MySQL ``LOAD DATA [LOCAL] INFILE 'file' INTO TABLE t [FIELDS …] [(cols)] [SET …]``."""
+_DIRECTORY_USING_RE = re.compile(
+    r"\bDIRECTORY\s*(" + _STRING + r")?\s*USING\s+\w+(?:\s+OPTIONS\s*(\((?:[^()']|"
+    + _STRING + r")*\)))?",
+    re.IGNORECASE,
+)
+"""Spark ``INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (…)]``."""
+_OPTION_PATH_RE = re.compile(r"(?:\bpath\b|'path')\s*=?\s*(" + _STRING + ")", re.IGNORECASE)
 _BACKTICK_RE = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
 _BRACKET_RE = re.compile(r"'(?:[^']|'')*'|(?<![\w)\]])\[([A-Za-z_#@][\w $#@-]*)\]")
 
@@ -291,6 +378,12 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * Teradata column phrases ``expr (TITLE 'x')`` / ``(FORMAT 'x')`` are display attributes
       sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
       alias and becomes ``expr AS n``.
+    * Storage and refresh clauses between a created table's name and its AS query
+      (``NOLOGGING PARALLEL 8``, ``BUILD IMMEDIATE REFRESH FAST ON COMMIT``) and TRUNCATE
+      options (``REUSE STORAGE``) are dropped: they carry no lineage. Also tried when sqlglot
+      kept such a CREATE / TRUNCATE as an unparsed Command.
+    * A file read or written in a dialect's own spelling is respelled (see
+      :func:`_file_statement`).
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
       reads only after a FROM table, are dropped.
@@ -300,7 +393,9 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * Finally the text is read with sqlglot's generic dialect, which accepts identifiers that
       are reserved words in a stricter dialect (``SELECT key, value`` in MySQL).
     """
-    repaired = text
+    repaired = _file_statement(text)
+    repaired = _STORAGE_CLAUSES_RE.sub(r"\1 \2", repaired, count=1)
+    repaired = _TRUNCATE_OPTIONS_RE.sub(r"\1", repaired, count=1)
     if dialect == "teradata":
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
@@ -321,6 +416,46 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         yield repaired, dialect
     if dialect is not None:
         yield repaired, None
+
+
+def _file_statement(text: str) -> str:
+    """The standard spelling of a statement that reads or writes a file, where sqlglot reads
+    only the standard one: MySQL ``SELECT … INTO OUTFILE 'f'`` becomes ``COPY (SELECT …) TO
+    'f'``, ``LOAD DATA INFILE 'f' INTO TABLE t …`` becomes ``LOAD DATA INPATH 'f' INTO TABLE
+    t`` (its format, column and SET clauses carry no lineage), and Spark ``DIRECTORY 'p' USING
+    fmt OPTIONS (…)`` (or ``OPTIONS ('path' 'p')``) becomes ``DIRECTORY 'p'``.
+
+    Examples:
+        >>> _file_statement("SELECT a INTO OUTFILE '/x.csv' FIELDS TERMINATED BY ',' FROM t")
+        "COPY (SELECT a  FROM t) TO '/x.csv'"
+        >>> _file_statement("LOAD DATA LOCAL INFILE '/x.csv' IGNORE INTO TABLE t (a, b)")
+        "LOAD DATA LOCAL INPATH '/x.csv' INTO TABLE t"
+        >>> _file_statement("INSERT OVERWRITE DIRECTORY USING csv OPTIONS ('path' '/o') SELECT 1")
+        "INSERT OVERWRITE DIRECTORY '/o' SELECT 1"
+    """
+    load = _LOAD_INFILE_RE.match(text)
+    if load is not None:
+        return f"LOAD DATA {load.group(1) or ''}INPATH {load.group(2)} INTO TABLE {load.group(3)}"
+    paths: list[str] = []
+
+    def outfile(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return match.group(0)
+        paths.append(match.group(1))
+        return ""
+
+    rest = _INTO_OUTFILE_RE.sub(outfile, text)
+    if len(paths) == 1:
+        return f"COPY ({rest.strip().rstrip(';').strip()}) TO {paths[0]}"
+
+    def directory(match: re.Match[str]) -> str:
+        path = match.group(1)
+        if path is None and match.group(2):
+            found = _OPTION_PATH_RE.search(match.group(2))
+            path = found.group(1) if found else None
+        return f"DIRECTORY {path}" if path else match.group(0)
+
+    return _DIRECTORY_USING_RE.sub(directory, text)
 
 
 def _teradata_phrase(match: re.Match[str]) -> str:
@@ -472,8 +607,10 @@ def _hides_statements(expression: exp.Expression) -> bool:
     body = expression.expression
     text = body if isinstance(body, str) else body.this if isinstance(body, exp.Literal) else ""
     keyword = str(expression.this or "").upper()
+    if keyword == "CREATE" and _TASK_RE.match(f"CREATE {text}"):
+        return True
     if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
-                   "REVOKE", "ANALYZE", "UNLOAD"):
+                   "REVOKE", "ANALYZE", "UNLOAD", "VACUUM"):
         return False
     return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
                           text, re.IGNORECASE))

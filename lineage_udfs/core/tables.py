@@ -87,9 +87,9 @@ class NameContext:
                 default_schema=self.default_schema,
             ) or None
         if isinstance(this, exp.Var) and this.name.startswith("@"):
-            return this.name  # a stage (Snowflake) used as a dataset
+            return stage_name(this.name)  # a stage (Snowflake) used as a dataset
         if isinstance(this, exp.Func) and self.file_datasets:  # read_parquet('s3://…')
-            path = _file_reader_path(this)
+            path = file_function_path(this, self.dialect)
             if path is not None:
                 return location_dataset(path)
         if not isinstance(this, exp.Identifier):
@@ -156,17 +156,42 @@ _FILE_READERS = frozenset(
         "read_files", "read_delta", "delta_scan", "iceberg_scan", "openrowset",
     }
 )  # fmt: skip
+_DIALECT_FILE_READERS: dict[str, dict[str, int]] = {
+    "clickhouse": {
+        "s3": 0, "s3cluster": 1, "gcs": 0, "url": 0, "urlcluster": 1, "file": 0, "hdfs": 0,
+        "hdfscluster": 1, "deltalake": 0, "deltalakes3": 0, "hudi": 0, "iceberg": 0,
+        "icebergs3": 0, "cosn": 0, "oss": 0,
+    },
+}  # fmt: skip
+"""Table functions of one dialect that read (or, after INSERT INTO FUNCTION, write) a location,
+with the position of the location argument (``s3Cluster(cluster, 'url', …)``: 1)."""
 _PARTITION_SEGMENT_RE = re.compile(r"/[^/=]+=[^/]*(?:/.*)?$")
 
 
-def _file_reader_path(func: exp.Func) -> str | None:
-    """The path of a file-reading table function (``read_parquet('…')``), if constant."""
+def file_function_path(func: exp.Expression, dialect: str | None) -> str | None:
+    """The location read or written by a file table function, if it is a constant.
+
+    DuckDB/Spark readers (``read_parquet('…')``, ``read_files('…')``) in any dialect, and a
+    dialect's own ones: ClickHouse ``s3('…')``, ``url('…')``, ``file('…')``, ``hdfs('…')``.
+
+    Examples:
+        >>> import sqlglot
+        >>> f = sqlglot.parse_one("SELECT * FROM s3('https://h/b/*.csv', 'CSV')",
+        ...                       read="clickhouse").find(exp.Table).this
+        >>> file_function_path(f, "clickhouse"), file_function_path(f, "duckdb")
+        ('https://h/b/*.csv', None)
+    """
+    if not isinstance(func, exp.Func):
+        return None
     name = (func.sql_name() if not isinstance(func, exp.Anonymous) else func.name).lower()
-    if name not in _FILE_READERS:
+    position = 0 if name in _FILE_READERS else _DIALECT_FILE_READERS.get(dialect or "", {}).get(
+        name
+    )
+    if position is None:
         return None
     head = None if isinstance(func, exp.Anonymous) else func.this  # Anonymous.this is its name
     args = [head, *func.expressions] if isinstance(head, exp.Expression) else func.expressions
-    first = args[0] if args else None
+    first = args[position] if len(args) > position else None
     if isinstance(first, exp.Array) and first.expressions:
         first = first.expressions[0]
     if isinstance(first, exp.Literal) and first.is_string:
@@ -207,6 +232,17 @@ def location_dataset(location: str) -> str | None:
         text = text[: text.rfind("/") + 1] if "/" in text else ""
     text = text.rstrip("/")
     return text or None
+
+
+def stage_name(reference: str) -> str:
+    """The dataset name of a stage reference (Snowflake ``@stage/path``): the stage and its path
+    as written, without a trailing ``/`` (``@s/p/`` and ``@s/p`` are one dataset).
+
+    Examples:
+        >>> stage_name("@raw.landing/orders/2024/"), stage_name("@~/")
+        ('@raw.landing/orders/2024', '@~')
+    """
+    return reference.rstrip("/") or reference
 
 
 @dataclass(slots=True)
@@ -269,12 +305,16 @@ def classify_statement(statement: exp.Expression) -> StatementType:
         return StatementType.DELETE
     if isinstance(statement, exp.Copy) or type(statement).__name__ == "LoadData":
         return StatementType.COPY
+    if type(statement).__name__ == "Export" and isinstance(statement.this, exp.Query):
+        return StatementType.COPY  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS SELECT …
     if isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         if any(isinstance(a, exp.SwapTable) for a in actions):
             return StatementType.SWAP
         if any(isinstance(a, exp.AlterRename) for a in actions):
             return StatementType.RENAME
+        if _partition_source(statement) is not None:
+            return StatementType.INSERT
         return StatementType.DDL
     if isinstance(statement, exp.Drop):
         return StatementType.DROP
@@ -289,17 +329,74 @@ def classify_statement(statement: exp.Expression) -> StatementType:
     return StatementType.UNKNOWN
 
 
-_RENAME_RE = re.compile(r"^\s*table\s+(.+)$", re.IGNORECASE | re.DOTALL)
-_CLONE_RE = re.compile(
-    r"^\s*(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.`\"\[\]]+)\s+"
-    r"(?:SHALLOW\s+|DEEP\s+)?CLONE\s+([\w.`\"\[\]]+)",
-    re.IGNORECASE,
-)
-"""Databricks ``CREATE [OR REPLACE] TABLE t [SHALLOW|DEEP] CLONE s`` (a Command to sqlglot)."""
-_EXCHANGE_RE = re.compile(
-    r"^\s*table\s+(\S+)\s+exchange\s+partition\s*\(.*\)\s*with\s+table\s+(\S+)\s*$",
+_PART = r"(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[\w$#@]+)"
+"""One part of a table name in a Command's text: quoted in any style, or a bare word."""
+
+
+def _named(group: str) -> str:
+    """A pattern capturing a dotted table name as group ``group``."""
+    return rf"(?P<{group}>{_PART}(?:\.{_PART})*)"
+
+
+_RENAME_RE = re.compile(
+    r"^\s*(?:(?:TABLES?|VIEW)\s+)?(?!(?:USER|DATABASE|SCHEMA|COLUMN|INDEX|ROLE|DICTIONARY|"
+    r"PROCEDURE|FUNCTION|MACRO|TRIGGER|SEQUENCE)\b)(.+\s+TO\s+.+)$",
     re.IGNORECASE | re.DOTALL,
 )
+"""``RENAME TABLE a TO b[, c TO d]`` (MySQL, ClickHouse), ``RENAME VIEW`` (Teradata) and
+Oracle's ``RENAME a TO b``; not users, databases, routines or sequences."""
+_CLONE_RE = re.compile(
+    r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?" + _named("dst")
+    + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+" + _named("src"),
+    re.IGNORECASE,
+)
+"""Databricks ``CREATE TABLE t [SHALLOW|DEEP] CLONE s``, BigQuery ``CREATE SNAPSHOT TABLE t
+CLONE s [FOR SYSTEM_TIME AS OF …]`` (Commands to sqlglot): s's data is copied into t."""
+_EXCHANGE_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"\s+EXCHANGE\s+(?:SUB)?PARTITION\s*(?:\(.*?\)|\S+)\s*"
+    r"WITH\s+TABLE\s+" + _named("src") + r"(?:\s+.*)?$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Hive ``ALTER TABLE t EXCHANGE PARTITION (…) WITH TABLE s``, Oracle ``ALTER TABLE t EXCHANGE
+PARTITION p WITH TABLE s [INCLUDING INDEXES …]``: s's rows become a partition of t."""
+_PARTITION_FROM_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+(?:ATTACH|REPLACE)\s+"
+    r"PARTITION\s+.+?\s+FROM\s+" + _named("src") + r"\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""ClickHouse ``ALTER TABLE t ATTACH|REPLACE PARTITION p FROM s``: s's partition copied to t."""
+_MOVE_PARTITION_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("src") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+MOVE\s+PARTITION\s+.+?\s+"
+    r"TO\s+TABLE\s+" + _named("dst") + r"\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+"""ClickHouse ``ALTER TABLE s MOVE PARTITION p TO TABLE t``: the partition moves to t."""
+_APPEND_RE = re.compile(
+    r"^\s*TABLE\s+" + _named("dst") + r"\s+APPEND\s+FROM\s+" + _named("src")
+    + r"(?:\s+(?:IGNOREEXTRA|FILLTARGET))?\s*$",
+    re.IGNORECASE,
+)
+"""Redshift ``ALTER TABLE t APPEND FROM s``: s's rows move into t."""
+_EXCHANGE_TABLES_RE = re.compile(
+    r"^\s*(?:TABLES|DICTIONARIES)\s+" + _named("dst") + r"\s+AND\s+" + _named("src") + r"\s*$",
+    re.IGNORECASE,
+)
+"""ClickHouse ``EXCHANGE TABLES a AND b``: the tables swap contents."""
+_REPAIR_TABLE_RE = re.compile(r"^\s*(?:REPAIR\s+)?TABLE\s+" + _named("dst"), re.IGNORECASE)
+"""Hive/Spark ``MSCK REPAIR TABLE t``: t's partition metadata is rebuilt (DDL on t)."""
+
+_COMMAND_RULES: tuple[tuple[str, re.Pattern[str], StatementType], ...] = (
+    ("CREATE", _CLONE_RE, StatementType.CTAS),
+    ("ALTER", _EXCHANGE_RE, StatementType.SWAP),
+    ("ALTER", _PARTITION_FROM_RE, StatementType.INSERT),
+    ("ALTER", _MOVE_PARTITION_RE, StatementType.INSERT),
+    ("ALTER", _APPEND_RE, StatementType.INSERT),
+    ("EXCHANGE", _EXCHANGE_TABLES_RE, StatementType.SWAP),
+    ("MSCK", _REPAIR_TABLE_RE, StatementType.DDL),
+    ("MSCK REPAIR", _REPAIR_TABLE_RE, StatementType.DDL),
+)
+"""Statements sqlglot reads as a Command that name the tables data moves between: the keyword,
+the pattern of the rest (groups ``src`` and ``dst``) and the statement type."""
 
 
 def _command_text(statement: exp.Command) -> str:
@@ -309,18 +406,37 @@ def _command_text(statement: exp.Command) -> str:
     return expression.this if isinstance(expression, exp.Literal) else ""
 
 
+def _command_rule(statement: exp.Command) -> tuple[re.Match[str], StatementType] | None:
+    keyword = str(statement.this or "").upper()
+    text = _command_text(statement)
+    for word, pattern, kind in _COMMAND_RULES:
+        if word == keyword:
+            match = pattern.match(text)
+            if match is not None:
+                return match, kind
+    return None
+
+
 def _classify_command(statement: exp.Command) -> StatementType:
     keyword = str(statement.this or "").upper()
     text = _command_text(statement)
     if keyword == "RENAME" and _RENAME_RE.match(text):
         return StatementType.RENAME
-    if keyword == "ALTER" and _EXCHANGE_RE.match(text):
-        return StatementType.SWAP
-    if keyword == "CREATE" and _CLONE_RE.match(text):
-        return StatementType.CTAS
+    rule = _command_rule(statement)
+    if rule is not None:
+        return rule[1]
     if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
         return StatementType.DDL
     return StatementType.SESSION
+
+
+def _partition_source(alter: exp.Alter) -> exp.Table | None:
+    """The table an ALTER copies a partition from (ClickHouse ``REPLACE PARTITION p FROM s``)."""
+    for action in alter.args.get("actions") or []:
+        source = action.args.get("source") if type(action).__name__ == "ReplacePartition" else None
+        if isinstance(source, exp.Table):
+            return source
+    return None
 
 
 def _like_or_clone(create: exp.Create) -> exp.Table | None:
@@ -470,6 +586,11 @@ def extract_tables(
             )
             if name:
                 result.targets.append(name)
+        elif isinstance(node, exp.Func):  # ClickHouse INSERT INTO FUNCTION s3('…'): a location
+            path = file_function_path(node, ctx.dialect) if ctx.file_datasets else None
+            name = location_dataset(path) if path else None
+            if name:
+                result.targets.append(name)
         else:
             add_target(node)
         result.target_columns = cols
@@ -483,8 +604,13 @@ def extract_tables(
             temporary = bool(props and props.find(exp.TemporaryProperty, exp.VolatileProperty))
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
-                add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
-            add_target(node, temporary=temporary)
+                # ClickHouse MATERIALIZED VIEW mv TO t: mv stores nothing, it is a trigger that
+                # writes each insert's rows into t, so t is the only target
+                add_target(to_table.this)
+                if node is not None:
+                    target_nodes.append(node)
+            else:
+                add_target(node, temporary=temporary)
             if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
                 statement.expression is not None
             ):
@@ -526,17 +652,24 @@ def extract_tables(
         else:
             add_target(statement.this)
     elif isinstance(statement, exp.Copy):
+        node, cols = _unwrap_schema(statement.this)  # COPY t (a, b) …: t and its columns
         if statement.args.get("kind"):  # COPY INTO table FROM files
-            add_target(statement.this)
+            add_target(node)
+            target_nodes.append(statement.this)
+            result.target_columns = cols
             for f in statement.args.get("files") or []:
                 name = _file_name(f, ctx)
                 if name:
                     result.sources.append(name)
                     skip_nodes.add(id(f))
-        else:  # COPY table TO location
-            name = ctx.table_name(statement.this)
+        else:  # COPY table TO location, COPY (query) TO location
+            name = ctx.table_name(node) if node is not None else None
             if name:
                 result.sources.append(name)
+            if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Query):
+                result.query = node.this
+            elif node is not None:
+                target_nodes.append(node)
             target_nodes.append(statement.this)
             for f in statement.args.get("files") or []:
                 fname = _file_name(f, ctx)
@@ -544,7 +677,9 @@ def extract_tables(
                     result.targets.append(fname)
                     skip_nodes.add(id(f))
     elif type(statement).__name__ == "LoadData":  # LOAD DATA INPATH 'path' INTO TABLE t
-        add_target(statement.this)
+        node, _ = _unwrap_schema(statement.this)
+        add_target(node)
+        target_nodes.append(statement.this)
         path = statement.args.get("inpath")
         if isinstance(path, exp.Expression):
             skip_nodes.add(id(path))
@@ -552,6 +687,16 @@ def extract_tables(
                 name = location_dataset(str(path.this))
                 if name:
                     result.sources.append(name)
+        for name in _option_uris(statement.args.get("files"), ctx):  # BigQuery FROM FILES(…)
+            if name not in result.sources:
+                result.sources.append(name)
+    elif type(statement).__name__ == "Export":  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS
+        connection = statement.args.get("connection")
+        if isinstance(connection, exp.Expression):
+            skip_nodes.update(id(t) for t in connection.find_all(exp.Table))
+        result.targets.extend(_option_uris(statement.args.get("options"), ctx))
+        query = statement.this
+        result.query = query if isinstance(query, exp.Query) else None
     elif isinstance(statement, exp.Alter):
         actions = statement.args.get("actions") or []
         old = ctx.table_name(statement.this)
@@ -575,6 +720,13 @@ def extract_tables(
             both = [n for n in (old, other) if n]
             result.sources.extend(both)
             result.targets.extend(both)
+            return result
+        if kind == StatementType.INSERT:  # ALTER TABLE t REPLACE PARTITION p FROM s
+            partition = _partition_source(statement)
+            source = ctx.table_name(partition) if partition is not None else None
+            if source and old:
+                result.sources.append(source)
+                result.targets.append(old)
             return result
         if opts.ddl_as_target and old and (statement.args.get("kind") or "").upper() in (
             "TABLE", "VIEW", ""
@@ -746,13 +898,31 @@ def _resolve_alias_target(
     return node
 
 
+def _option_uris(options: object, ctx: NameContext) -> list[str]:
+    """The locations named by ``uri = '…'`` / ``uris = ['…', …]`` options (BigQuery LOAD DATA
+    FROM FILES, EXPORT DATA), as datasets."""
+    if not isinstance(options, exp.Properties) or not ctx.file_datasets:
+        return []
+    out: list[str] = []
+    for prop in options.expressions:
+        if not isinstance(prop, exp.Property) or prop.name.lower() not in ("uri", "uris"):
+            continue
+        value = prop.args.get("value")
+        for item in value.expressions if isinstance(value, exp.Array) else [value]:
+            if isinstance(item, exp.Literal) and item.is_string:
+                name = location_dataset(str(item.this))
+                if name and name not in out:
+                    out.append(name)
+    return out
+
+
 def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
     """A file location as a dataset: a stage ``@s/p``, a table, or a path literal."""
     if isinstance(node, exp.Literal):
         return location_dataset(str(node.this)) if ctx.file_datasets and node.is_string else None
     if isinstance(node, exp.Table):
         if isinstance(node.this, exp.Var):
-            return node.this.name
+            return stage_name(node.this.name)
         if isinstance(node.this, exp.Literal):  # Snowflake COPY INTO t FROM 'azure://…'
             return _file_name(node.this, ctx)
         return ctx.table_name(node)
@@ -769,7 +939,7 @@ def _command_tables(
     text = _command_text(statement)
 
     def name_of(raw: str) -> str:
-        parts = [p.strip('`"[]').lower() for p in raw.strip().split(".")]
+        parts = [p.strip('`"[]').lower() for p in _split_name(raw.strip())]
         return qualify_parts(
             parts, default_catalog=ctx.default_catalog, default_schema=ctx.default_schema
         )
@@ -784,13 +954,34 @@ def _command_tables(
                 if opts.rename_as_lineage:
                     result.sources.append(old)
                     result.targets.append(new)
-    elif kind == StatementType.CTAS:
-        match = _CLONE_RE.match(text)
-        if match:
-            result.targets.append(name_of(match.group(1)))
-            result.sources.append(name_of(match.group(2)))
-    elif kind == StatementType.SWAP:
-        match = _EXCHANGE_RE.match(text)
-        if match:
-            result.targets.append(name_of(match.group(1)))
-            result.sources.append(name_of(match.group(2)))
+        return
+    rule = _command_rule(statement)
+    if rule is None:
+        return
+    match, _ = rule
+    groups = match.groupdict()
+    target = name_of(groups["dst"])
+    source = name_of(groups["src"]) if groups.get("src") else None
+    if kind == StatementType.DDL:
+        if opts.ddl_as_target:
+            result.targets.append(target)
+        return
+    if source is not None:
+        result.sources.append(source)
+    result.targets.append(target)
+    if kind == StatementType.SWAP and source is not None and (
+        statement.this or ""
+    ).upper() == "EXCHANGE":
+        result.sources.append(target)  # EXCHANGE TABLES: each table gets the other's rows
+        result.targets.append(source)
+
+
+def _split_name(raw: str) -> list[str]:
+    """The parts of a dotted name, each possibly quoted (`` `p.d.t` `` is one quoted part)."""
+    parts: list[str] = []
+    for part in re.findall(r"`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[^.]+", raw):
+        if part.startswith("`") and "." in part:  # BigQuery `project.dataset.table`
+            parts.extend(part.strip("`").split("."))
+        else:
+            parts.append(part)
+    return parts

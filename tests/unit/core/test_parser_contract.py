@@ -163,6 +163,13 @@ PATH_CASES = [
     ("hive", "LOAD DATA INPATH '/secret_pw_1/x' INTO TABLE t"),
     ("hive", "INSERT OVERWRITE DIRECTORY '/secret_pw_1' SELECT a FROM s"),
     ("snowflake", "COPY INTO t FROM 's3://secret_pw_1/p'"),
+    ("redshift", "UNLOAD ('select a from s') TO 's3://secret_pw_1/p_' IAM_ROLE 'r'"),
+    ("mysql", "SELECT a INTO OUTFILE '/secret_pw_1.csv' FROM t"),
+    ("mysql", "LOAD DATA INFILE '/secret_pw_1.csv' INTO TABLE t"),
+    ("bigquery", "EXPORT DATA OPTIONS (uri = 'gs://secret_pw_1/*.csv') AS SELECT a FROM d.s"),
+    ("bigquery", "LOAD DATA INTO d.t FROM FILES (uris = ['gs://secret_pw_1/x.csv'])"),
+    ("clickhouse", "INSERT INTO FUNCTION s3('https://h/secret_pw_1') SELECT a FROM s"),
+    ("clickhouse", "SELECT a FROM url('https://h/secret_pw_1/x.csv', CSV)"),
 ]
 
 
@@ -192,7 +199,7 @@ def test_location_credentials_and_partition_values_never_leak(dialect: str, sql:
 
 
 EMBEDDED_CASES = [
-    ("redshift", "UNLOAD ('select a from t where c = ''secret_pw_1''') TO 's3://424242/' "
+    ("redshift", "UNLOAD ('select a from t where c = ''secret_pw_1''') TO 's3://b/p/' "
                  "IAM_ROLE 'arn:aws:iam::424242:role/r'"),
     ("snowflake", "EXECUTE IMMEDIATE 'INSERT INTO t SELECT ''secret_pw_1'', a FROM s'"),
     ("bigquery", "EXECUTE IMMEDIATE \"SELECT 'secret_pw_1' AS x, a FROM d.s WHERE n = 424242\""),
