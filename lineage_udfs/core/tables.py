@@ -604,13 +604,8 @@ def extract_tables(
             temporary = bool(props and props.find(exp.TemporaryProperty, exp.VolatileProperty))
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
-                # ClickHouse MATERIALIZED VIEW mv TO t: mv stores nothing, it is a trigger that
-                # writes each insert's rows into t, so t is the only target
-                add_target(to_table.this)
-                if node is not None:
-                    target_nodes.append(node)
-            else:
-                add_target(node, temporary=temporary)
+                add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
+            add_target(node, temporary=temporary)
             if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
                 statement.expression is not None
             ):
