@@ -183,7 +183,7 @@ class _Resolver:
     def _set_operation(self, node: exp.SetOperation, outer: list[dict[str, _Source]]) -> _Source:
         """Outputs of UNION / EXCEPT / INTERSECT: branch outputs merged by position.
 
-        The right branch of a filtering operation (EXCEPT, INTERSECT: ``_FILTERING_SET_OPS``)
+        The right branch of a filtering operation (EXCEPT / MINUS, see ``_FILTERING_SET_OPS``)
         only decides which left rows remain: its columns are INDIRECT FILTER, not values.
         """
         leaves: list[exp.Expression] = []
@@ -562,9 +562,8 @@ class _Resolver:
         return None
 
 
-_FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except, exp.Intersect)
-"""Set operations whose right branch only decides which of the left one's rows remain (EXCEPT /
-MINUS, INTERSECT): the output values are the left branch's."""
+_FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
+"""Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
 
 
 def _innermost(node: exp.Expression) -> exp.Expression:
