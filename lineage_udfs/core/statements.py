@@ -212,7 +212,9 @@ def _string_body(expression: exp.Expression | None) -> str | None:
 def _split(sql: str, dialect: str | None) -> list[Chunk]:
     text = _GO_RE.sub(";", sql)
     whole = _try_parse(text, dialect)
-    if whole is not None and not any(_hides_statements(e) for e in whole):
+    if whole is not None and not any(_hides_statements(e) for e in whole) and not (
+        _swallows_statement(text, whole, dialect)
+    ):
         if len(whole) == 1:
             return [Chunk(text.strip(), whole[0])]
         pieces = _split_on_semicolons(text, dialect)
@@ -448,17 +450,85 @@ def _parse_error(text: str, dialect: str | None) -> Exception:
 
 
 def _hides_statements(expression: exp.Expression) -> bool:
-    """A Command (unparsed text) whose body holds SQL statements: a procedure, a block."""
+    """A Command (unparsed text) whose body holds SQL statements: a procedure, a block, or a
+    T-SQL ``SET NOCOUNT ON`` that ran on into the next statement (no semicolon between)."""
     if not isinstance(expression, exp.Command):
         return False
     body = expression.expression
     text = body if isinstance(body, str) else body.this if isinstance(body, exp.Literal) else ""
     keyword = str(expression.this or "").upper()
-    if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
+    if keyword == "SET":
+        return _SET_RUN_ON_RE.search(_top_level(text)) is not None
+    if keyword in ("SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
                    "REVOKE", "ANALYZE", "UNLOAD"):
         return False
     return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
                           text, re.IGNORECASE))
+
+
+_SET_RUN_ON_RE = re.compile(
+    r"(?<![\w.@$#])(?:INSERT|UPDATE|DELETE|MERGE|SELECT|CREATE|TRUNCATE|DROP|ALTER)(?![\w.])",
+    re.IGNORECASE,
+)
+"""A statement keyword at the top level of a SET command's text: the SET had no semicolon
+and sqlglot's Command swallowed the statements after it (``SET @v = (SELECT …)`` has its
+query in parentheses, ``SET IDENTITY_INSERT t ON`` and ``SET a.delete.b = 1`` name no
+statement)."""
+_QUOTED_OR_PAREN_RE = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]|\([^()]*\)")
+
+
+def _top_level(text: str) -> str:
+    """``text`` without quoted strings, quoted identifiers and parenthesized groups."""
+    for _ in range(50):
+        stripped = _QUOTED_OR_PAREN_RE.sub(" ", text)
+        if stripped == text:
+            break
+        text = stripped
+    return text
+
+
+_SWALLOWED_WORDS = frozenset(
+    {"TRUNCATE", "COMMIT", "ROLLBACK", "RETURN", "DELETE", "INSERT", "UPDATE", "MERGE",
+     "RAISERROR", "THROW", "PRINT", "EXEC", "EXECUTE", "DECLARE", "WHILE", "SET", "SELECT",
+     "DROP", "CREATE", "ALTER", "GO"}
+)
+"""Statement keywords that sqlglot accepts as unquoted aliases in some dialects."""
+
+
+def _swallows_statement(
+    text: str, parsed: list[exp.Expression], dialect: str | None
+) -> bool:
+    """Whether sqlglot read the start of a next statement as an alias of this one.
+
+    Without a semicolon between them (T-SQL batches and procedure bodies),
+    ``INSERT … FROM s`` ⏎ ``TRUNCATE TABLE u`` parses as ``FROM s AS truncate`` and
+    ``SELECT a, b`` ⏎ ``DELETE FROM u`` as ``b AS delete``: an unquoted alias named after a
+    statement keyword, written without ``AS``, ends the statement instead.
+
+    Examples:
+        >>> sql = "INSERT INTO t SELECT a FROM s TRUNCATE TABLE u"
+        >>> _swallows_statement(sql, sqlglot.parse(sql, read="tsql"), "tsql")
+        True
+        >>> sql = "SELECT a AS commit FROM s"
+        >>> _swallows_statement(sql, sqlglot.parse(sql, read="tsql"), "tsql")
+        False
+    """
+    names: set[str] = set()
+    for expression in parsed:
+        for node in expression.find_all(exp.TableAlias, exp.Alias):
+            ident = node.this if isinstance(node, exp.TableAlias) else node.args.get("alias")
+            if isinstance(ident, exp.Identifier) and not ident.args.get("quoted"):
+                word = str(ident.this).upper()
+                if word in _SWALLOWED_WORDS:
+                    names.add(word)
+    if not names:
+        return False
+    tokens = _tokens(text, dialect) or []
+    return any(
+        tok.text.upper() in names and tok.token_type != TokenType.STRING
+        and (i == 0 or tokens[i - 1].text.upper() != "AS")
+        for i, tok in enumerate(tokens)
+    )
 
 
 def _tokens(text: str, dialect: str | None) -> list[Token] | None:
@@ -501,7 +571,9 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
         repaired = _COMPOUND_RE.sub(r"\1 = \1 \2 ", text)
         parsed = _try_parse(repaired, dialect)
         text = repaired if parsed is not None else text
-    if parsed is not None and not any(_hides_statements(e) for e in parsed):
+    if parsed is not None and not any(_hides_statements(e) for e in parsed) and not (
+        _swallows_statement(text, parsed, dialect)
+    ):
         if len(parsed) == 1:
             return [Chunk(text, parsed[0])]
         return [Chunk(e.sql(dialect=dialect), e) for e in parsed]
