@@ -498,6 +498,10 @@ class _Resolver:
             return frozenset()
         if prefer_alias and aliases and name in aliases:
             return aliases[name]
+        if name in self.ctx.variables and self.ctx.dialect not in _VARIABLES_NEED_PREFIX and not (
+            any(s.has(name) for level in env for k, s in level.items() if not k.startswith("\x01"))
+        ):
+            return frozenset()  # a procedure parameter or variable, not a column
         for level in env:
             found = self._unqualified(name, level, using)
             if found is not None:
@@ -540,6 +544,14 @@ class _Resolver:
         if len(unknown) == 1:
             return unknown[0].lookup(name)
         return None
+
+
+_VARIABLES_NEED_PREFIX = frozenset({"snowflake", "tsql", "fabric"})
+"""Dialects whose SQL statements name a variable only with a prefix (Snowflake Scripting
+``:v``, T-SQL ``@v``): there a bare name is always a column. Elsewhere (PL/pgSQL, PL/SQL,
+BigQuery scripting) a bare name that the procedure declares is the variable, unless a
+relation with known columns has a column of that name (PL/SQL and BigQuery resolve the
+column first)."""
 
 
 def _innermost(node: exp.Expression) -> exp.Expression:

@@ -31,7 +31,7 @@ from lineage_udfs.core.models import (
 )
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
-from lineage_udfs.core.statements import Chunk, split_statements
+from lineage_udfs.core.statements import Chunk, declared_variables, split_statements
 from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
@@ -143,6 +143,7 @@ class LineageParser:
             _lower(default_catalog or self.options.default_catalog),
             _lower(default_schema or self.options.default_schema),
             file_datasets=self.options.file_datasets,
+            variables=declared_variables(sql, read),
         )
         timeout = self.options.timeout_seconds
         try:

@@ -75,6 +75,142 @@ def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
     return [_mark_control(c) for c in _expand_bodies(_split(sql, dialect), dialect, 0)]
 
 
+_DECLARES_RE = re.compile(r"\b(?:DECLARE|LET|PROCEDURE|FUNCTION)\b", re.IGNORECASE)
+_STRING_TOKENS = frozenset(
+    t for t in (getattr(TokenType, n, None) for n in ("STRING", "RAW_STRING", "HEREDOC_STRING"))
+    if t is not None
+)
+_PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT", "VARIADIC", "NOCOPY"})
+_NOT_A_DECLARATION = frozenset(
+    {"BEGIN", "END", "TYPE", "SUBTYPE", "PRAGMA", "PROCEDURE", "FUNCTION", "EXCEPTION",
+     "ASSERT", "CALL", "EXPORT", "LOAD", "HANDLER"} | _STARTERS | _CONTROL
+)
+
+
+def declared_variables(sql: str, dialect: str | None) -> frozenset[str]:
+    """Names a procedural text declares as variables or parameters (lower-cased).
+
+    Procedure and function parameters (``CREATE PROCEDURE p(x DATE)``, ``IN``/``OUT`` modes
+    skipped), ``DECLARE`` sections and statements (PL/pgSQL, PL/SQL, Snowflake Scripting,
+    BigQuery ``DECLARE a, b INT64``, MySQL), the PL/SQL section after ``IS``/``AS`` of a
+    procedure header, and Snowflake ``LET``. Bodies quoted as strings (``$$ … $$``, ``'…'``)
+    are read too. ``@names`` (T-SQL, MySQL) are left out: they never look like a column or a
+    table. Such names are values, not tables or columns: ``SELECT … INTO v`` assigns ``v``,
+    and a bare ``v`` in a query is the variable, not a column of the FROM table.
+
+    Examples:
+        >>> sorted(declared_variables("CREATE PROCEDURE p(x DATE, OUT y INT64) BEGIN "
+        ...     "DECLARE a, b INT64 DEFAULT 0; SELECT 1; END", "bigquery"))
+        ['a', 'b', 'x', 'y']
+        >>> sorted(declared_variables("DECLARE n integer; c CURSOR FOR SELECT 1; BEGIN NULL; "
+        ...     "END;", "oracle"))
+        ['c', 'n']
+    """
+    if not _DECLARES_RE.search(sql):
+        return frozenset()
+    return frozenset(_declared(sql, dialect, 0))
+
+
+def _declared(sql: str, dialect: str | None, depth: int) -> set[str]:
+    tokens = _tokens(sql, dialect) or []
+    found: set[str] = set()
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper()
+        if tok.token_type in _STRING_TOKENS:
+            if depth < 3 and _DECLARES_RE.search(tok.text):
+                found.update(_declared(tok.text, dialect, depth + 1))
+        elif word in ("DECLARE", "LET"):
+            section = word == "DECLARE"
+            if tok.token_type == TokenType.COMMAND:  # the tokenizer kept the rest as one string
+                rest = _tokens(sql[tok.end + 1 :], dialect) or []
+                found.update(_declaration_section(rest, 0, section=section))
+            else:
+                found.update(_declaration_section(tokens, i + 1, section=section))
+        elif word in ("PROCEDURE", "FUNCTION") and any(
+            t.text.upper() in ("CREATE", "ALTER") for t in tokens[max(0, i - 4) : i]
+        ):
+            j = i + 1
+            while j < n and tokens[j].token_type not in (TokenType.L_PAREN,) and (
+                tokens[j].text.upper() not in ("AS", "IS", "BEGIN", "RETURNS", "LANGUAGE")
+            ):
+                j += 1
+            if j < n and tokens[j].token_type == TokenType.L_PAREN:
+                j = _parameters(tokens, j, found)
+            if j < n and tokens[j].text.upper() in ("IS", "AS") and dialect == "oracle":
+                found.update(_declaration_section(tokens, j + 1, section=True))
+    return found
+
+
+def _name_of(tok: Token) -> str | None:
+    text = tok.text
+    if tok.token_type == TokenType.IDENTIFIER:
+        return text.lower()
+    if not re.fullmatch(r"[A-Za-z_][\w$]*", text) or text.upper() in _NOT_A_DECLARATION:
+        return None
+    return text.lower()
+
+
+def _parameters(tokens: list[Token], start: int, found: set[str]) -> int:
+    """Collect the parameter names of the list opening at ``tokens[start]``; the index after
+    its closing parenthesis."""
+    depth = 0
+    expect_name = True
+    i = start
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif depth == 1 and tok.token_type == TokenType.COMMA:
+            expect_name = True
+        elif depth == 1 and expect_name and tok.text.upper() not in _PARAMETER_MODES:
+            name = _name_of(tok)
+            if name:
+                found.add(name)
+            expect_name = False
+        i += 1
+    return i
+
+
+def _declaration_section(tokens: list[Token], start: int, *, section: bool) -> set[str]:
+    """Names declared from ``tokens[start]``: ``name type …;`` items (``a, b type`` declares
+    both), up to ``BEGIN`` or a statement keyword; one item only when ``section`` is False."""
+    found: set[str] = set()
+    i = start
+    n = len(tokens)
+    while i < n:
+        if tokens[i].text.upper() == "CURSOR" and i + 1 < n:
+            i += 1  # PL/SQL: CURSOR c IS SELECT …
+        name = _name_of(tokens[i])
+        if name is None or i + 1 >= n or tokens[i + 1].token_type in (
+            TokenType.DOT, TokenType.EQ, TokenType.L_PAREN
+        ) or tokens[i + 1].text.upper() == "HANDLER":
+            break
+        found.add(name)
+        i += 1
+        while i + 1 < n and tokens[i].token_type == TokenType.COMMA:
+            more = _name_of(tokens[i + 1])
+            if more is None:
+                break
+            found.add(more)
+            i += 2
+        depth = 0
+        while i < n and not (depth == 0 and tokens[i].token_type == TokenType.SEMICOLON):
+            if tokens[i].token_type == TokenType.L_PAREN:
+                depth += 1
+            elif tokens[i].token_type == TokenType.R_PAREN:
+                depth = max(0, depth - 1)
+            i += 1
+        i += 1
+        if not section:
+            break
+    return found
+
+
 def _mark_control(chunk: Chunk) -> Chunk:
     """Procedural leftovers are control flow, not failed statements: a bare expression read
     from ``END IF`` / ``RAISE`` / ``x := 1`` (no statement parses to one), PL/SQL ``EXIT``, and
@@ -270,6 +406,12 @@ _TSQL_TABLE_HINT_RE = re.compile(
     r"[^()']*(?:\([^()']*\)[^()']*)*\))",
     re.IGNORECASE,
 )
+_INTO_VARIABLES_RE = re.compile(
+    r"'(?:[^']|'')*'|(\bINTO\s+(?:STRICT\s+[\w$:@]+(?:\s*,\s*[\w$:@]+)*|"
+    r"[\w$:@]+(?:\s*,\s*[\w$:@]+)+)(?=\s*(?:FROM|WHERE|;|$)))",
+    re.IGNORECASE,
+)
+"""PL/pgSQL ``SELECT … INTO STRICT v`` and ``INTO v, w`` (variable assignments)."""
 _BACKTICK_RE = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
 _BRACKET_RE = re.compile(r"'(?:[^']|'')*'|(?<![\w)\]])\[([A-Za-z_#@][\w $#@-]*)\]")
 
@@ -281,6 +423,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
       sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
       alias and becomes ``expr AS n``.
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
+    * PL/pgSQL ``SELECT … INTO STRICT v`` / ``INTO v, w`` assign variables: the INTO
+      clause is dropped (the statement still reads its tables; it writes no table).
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
       reads only after a FROM table, are dropped.
     * Identifiers quoted in a foreign style (`` `x` `` or ``[x]`` where the dialect quotes with
@@ -294,6 +438,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
         repaired = _PARTITION_IF_NOT_EXISTS_RE.sub(r"\1", repaired)
+    if "INTO" in repaired.upper():
+        repaired = _INTO_VARIABLES_RE.sub(lambda m: " " if m.group(1) else m.group(0), repaired)
     if dialect in ("tsql", "fabric"):
         repaired = _TSQL_TABLE_HINT_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
     quote = _identifier_quote(dialect)
