@@ -211,7 +211,8 @@ class LineageParser:
                 step.failure = ParseFailure(
                     ErrorKind.COLUMN_LINEAGE, f"column lineage failed: {type(exc).__name__}"
                 )
-        if tables.targets and step.columns.target_columns:
+        if tables.targets and step.columns.target_columns and not step.columns.star_sources:
+            # (a * over a table without schema: the target has more columns than those named)
             created = tables.statement_type in (
                 StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO
             )
@@ -284,6 +285,8 @@ class LineageParser:
                     list(getattr(s.tables, "temporary", []) or []),
                     list(getattr(s.tables, "dropped", []) or []),
                     [old for old, _ in getattr(s.tables, "renamed", []) or []],
+                    list(s.columns.star_sources),
+                    list(s.columns.star_indirect),
                 )
                 for s in steps
             ],

@@ -382,6 +382,15 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
             insert = _parse_once("INSERT" + text[head.end():], dialect) if head else None
             if insert is not None and len(insert) == 1 and isinstance(insert[0], exp.Insert):
                 return insert
+        if len(parsed) == 1 and isinstance(parsed[0], exp.Command):
+            # sqlglot fell back to a Command for syntax it does not read: a repair in the
+            # same dialect may give the real statement
+            for candidate, read in _repairs(text, dialect):
+                if read != dialect or candidate == text:
+                    continue
+                better = _parse_once(candidate, read)
+                if better and not any(isinstance(e, exp.Command) for e in better):
+                    return better
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -406,6 +415,8 @@ _TSQL_TABLE_HINT_RE = re.compile(
     r"[^()']*(?:\([^()']*\)[^()']*)*\))",
     re.IGNORECASE,
 )
+_ON_COMMIT_DROP_RE = re.compile(r"\s+ON\s+COMMIT\s+DROP\b", re.IGNORECASE)
+"""Postgres ``CREATE TEMP TABLE … ON COMMIT DROP``: a temp table's lifetime, no lineage."""
 _INTO_VARIABLES_RE = re.compile(
     r"'(?:[^']|'')*'|(\bINTO\s+(?:STRICT\s+[\w$:@]+(?:\s*,\s*[\w$:@]+)*|"
     r"[\w$:@]+(?:\s*,\s*[\w$:@]+)+)(?=\s*(?:FROM|WHERE|;|$)))",
@@ -423,6 +434,9 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
       sqlglot does not read: they are dropped (no lineage in them); ``expr (NAMED n)`` is an
       alias and becomes ``expr AS n``.
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
+    * Postgres ``ON COMMIT DROP`` (a temp table's lifetime, read as a Command) is read as
+      ``ON COMMIT DELETE ROWS``. Repairs in the row's own dialect are also tried when sqlglot
+      fell back to a Command.
     * PL/pgSQL ``SELECT … INTO STRICT v`` / ``INTO v, w`` assign variables: the INTO
       clause is dropped (the statement still reads its tables; it writes no table).
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
@@ -438,6 +452,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
         repaired = _PARTITION_IF_NOT_EXISTS_RE.sub(r"\1", repaired)
+    if "COMMIT" in repaired.upper():
+        repaired = _ON_COMMIT_DROP_RE.sub(" ON COMMIT DELETE ROWS", repaired)
     if "INTO" in repaired.upper():
         repaired = _INTO_VARIABLES_RE.sub(lambda m: " " if m.group(1) else m.group(0), repaired)
     if dialect in ("tsql", "fabric"):
@@ -810,6 +826,7 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
     depth = 0
     case_depth = 0
     prev = ""
+    before_prev = ""
     in_merge = False
     for i, tok in enumerate(tokens):
         word = tok.text.upper() if tok.token_type != TokenType.STRING else "'"
@@ -831,6 +848,8 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 and prev in ("", ";", "END")
             ):
                 is_start = prev not in _NOT_AFTER or (prev == "THEN" and not in_merge)
+                if prev == "COMMIT" and before_prev == "ON":
+                    is_start = False  # CREATE TEMP TABLE … ON COMMIT DROP | DELETE ROWS
                 if word in ("SELECT", "WITH") and prev in (")",):
                     is_start = True
                 if word == "REPLACE" and prev in ("OR",):
@@ -852,5 +871,5 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 in_merge = True
             elif is_start:
                 in_merge = False
-        prev = word
+        before_prev, prev = prev, word
     return starts

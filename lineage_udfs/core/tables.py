@@ -239,6 +239,7 @@ def _select_into(query: exp.Expression) -> exp.Into | None:
     return into if isinstance(into, exp.Into) else None
 
 
+_GLOBAL_TEMP_DIALECTS = frozenset({"spark", "spark2", "databricks"})
 _NO_SELECT_INTO_TABLE = frozenset({"oracle", "snowflake", "bigquery"})
 """Dialects where ``SELECT … INTO x`` can only assign variables (no such table syntax)."""
 
@@ -521,6 +522,13 @@ def extract_tables(
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
                 add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
+            if temporary and props.find(exp.GlobalProperty) and isinstance(node, exp.Table) and (
+                not node.args.get("db") and ctx.dialect in _GLOBAL_TEMP_DIALECTS
+            ):
+                # Spark GLOBAL TEMPORARY VIEW v: registered (and read) as global_temp.v
+                skip_nodes.add(id(node))
+                node = node.copy()
+                node.set("db", exp.to_identifier("global_temp"))
             add_target(node, temporary=temporary)
             if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
                 statement.expression is not None
