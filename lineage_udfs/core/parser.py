@@ -366,9 +366,11 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
         return replace(ctx, default_catalog=parts[-1], default_schema=None)
     if len(parts) >= 2:
         return replace(ctx, default_catalog=parts[-2], default_schema=parts[-1])
+    if kind == "SCHEMA":  # USE SCHEMA s: a new schema in the current database
+        return replace(ctx, default_schema=parts[0])
     if ctx.dialect in _USE_SETS_CATALOG:
         return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
-    if kind == "SCHEMA" or ctx.dialect in _USE_SETS_SCHEMA:
+    if ctx.dialect in _USE_SETS_SCHEMA:
         return replace(ctx, default_catalog=ctx.default_catalog, default_schema=parts[0])
     if ctx.default_schema is not None:  # USE db: a new database, same schema name
         return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
