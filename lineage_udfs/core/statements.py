@@ -348,9 +348,9 @@ def _string_body(expression: exp.Expression | None) -> str | None:
 def _split(sql: str, dialect: str | None) -> list[Chunk]:
     text = _GO_RE.sub(";", sql)
     whole = _try_parse(text, dialect)
-    if whole is not None and not any(_hides_statements(e) for e in whole) and not (
-        _swallows_statement(text, whole, dialect)
-    ):
+    if whole is not None and not any(
+        _hides_statements(e) or _misread_output_into(e) for e in whole
+    ) and not _swallows_statement(text, whole, dialect):
         if len(whole) == 1:
             return [Chunk(text.strip(), whole[0])]
         pieces = _split_on_semicolons(text, dialect)
@@ -372,6 +372,10 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
     When the dialect's parser fails, a few general repairs are retried before giving up (and
     before the table-only fallback tiers): see :func:`_repairs`.
     """
+    if dialect in ("tsql", "fabric") and "OUTPUT" in text.upper():
+        sent_on = _output_into(text, dialect)
+        if sent_on is not None:
+            return sent_on
     parsed = _parse_once(text, dialect)
     if parsed is not None:
         if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
@@ -554,7 +558,202 @@ def _flatten(expression: exp.Expression) -> list[exp.Expression]:
         return []
     if type(expression).__name__ == "MultitableInserts":
         return _split_multitable_insert(expression)
+    with_ = expression.args.get("with_")
+    if isinstance(with_, exp.With) and any(
+        isinstance(cte.this, _DML_TYPES) for cte in with_.expressions
+    ):
+        return _split_writable_ctes(expression)
     return [expression]
+
+
+_DML_TYPES = (exp.Delete, exp.Update, exp.Insert)
+_OLD_ROW = frozenset({"deleted", "old"})
+_NEW_ROW = frozenset({"inserted", "new"})
+
+
+def _split_writable_ctes(statement: exp.Expression) -> list[exp.Expression]:
+    """Postgres data-modifying CTEs: ``WITH d AS (DELETE FROM q … RETURNING …) INSERT … FROM d``.
+
+    Each CTE's DML becomes a statement of its own (it writes its table), and the CTE is
+    replaced by the query of the rows it returns (:func:`_returned_rows`), which the main
+    statement reads. A CTE whose rows cannot be rebuilt returns none.
+
+    Examples:
+        >>> sql = "WITH d AS (DELETE FROM q WHERE c < 1 RETURNING id) INSERT INTO a TABLE d"
+        >>> for e in _flatten(sqlglot.parse_one(sql, read="postgres")):
+        ...     print(e.sql())
+        WITH d AS (SELECT id FROM q WHERE c < 1) INSERT INTO a SELECT * FROM d
+        DELETE FROM q WHERE c < 1
+    """
+    main = statement.copy()
+    writes: list[exp.Expression] = []
+    for cte in main.args["with_"].expressions:
+        dml = cte.this
+        if not isinstance(dml, _DML_TYPES):
+            continue
+        returning = dml.args.get("returning")
+        projections = returning.expressions if isinstance(returning, exp.Returning) else []
+        rows = _returned_rows(dml, projections) if projections else None
+        written = dml.copy()
+        written.set("returning", None)
+        writes.append(written)
+        cte.set("this", rows if rows is not None else exp.select(exp.Null()).where(
+            exp.false()))
+    return [main, *writes]
+
+
+def _returned_rows(dml: exp.Expression, projections: list[exp.Expression]) -> exp.Select | None:
+    """A SELECT of the rows a DML statement sends on (``RETURNING`` / ``OUTPUT``).
+
+    DELETE returns the deleted rows of its table (``deleted.x``, ``old.x`` or ``x``); UPDATE
+    returns the new values (a SET expression) unless the column is qualified ``deleted`` or
+    ``old``; INSERT returns the inserted rows, named by the target column list.
+    """
+    select = exp.Select(expressions=[p.copy() for p in projections])
+    target = dml.this
+    if isinstance(dml, exp.Insert):
+        query = dml.expression
+        table = target.this if isinstance(target, exp.Schema) else target
+        if not isinstance(query, exp.Query) or not isinstance(table, exp.Table):
+            return None
+        columns = [c.copy() for c in target.expressions] if isinstance(target, exp.Schema) else []
+        derived = exp.Subquery(this=query.copy(), alias=exp.TableAlias(
+            this=exp.to_identifier(table.alias_or_name), columns=columns))
+        for col in select.find_all(exp.Column):
+            if col.table.lower() in _NEW_ROW:
+                col.set("table", exp.to_identifier(table.alias_or_name))
+        return select.from_(derived)
+    if not isinstance(target, exp.Table):
+        return None
+    ref = target.alias_or_name
+    select.set("from_", exp.From(this=target.copy()))
+    joins = [j.copy() for j in dml.args.get("joins") or []]
+    for key in ("from_", "using"):
+        extra = dml.args.get(key)
+        relation = extra.this if isinstance(extra, exp.From) else extra
+        if isinstance(relation, exp.Expression):
+            joins.append(exp.Join(this=relation.copy()))
+            joins.extend(j.copy() for j in relation.args.get("joins") or [])
+    if joins:
+        select.set("joins", joins)
+    where = dml.args.get("where")
+    if isinstance(where, exp.Where):
+        select.set("where", where.copy())
+    assigned: dict[str, exp.Expression] = {}
+    if isinstance(dml, exp.Update):
+        for eq in dml.expressions:
+            if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
+                assigned[eq.this.name.lower()] = eq.expression
+    for col in list(select.find_all(exp.Column)):
+        qualifier = col.table.lower()
+        if qualifier in _OLD_ROW or qualifier in _NEW_ROW:
+            col.set("table", exp.to_identifier(ref))
+        if qualifier not in _OLD_ROW and col.name.lower() in assigned and (
+            not qualifier or qualifier in _NEW_ROW or qualifier == ref.lower()
+        ):
+            value = assigned[col.name.lower()].copy()
+            if col.parent is select:  # a returned column keeps its name
+                value = exp.alias_(value, col.name)
+            col.replace(value)
+    return select
+
+
+_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.HASH,
+                          TokenType.PARAMETER})
+_OUTPUT_ENDS = frozenset({"FROM", "WHERE", "SELECT", "VALUES", "DEFAULT", "WHEN", "OPTION",
+                          "EXEC", "EXECUTE", ";"})
+
+
+def _output_into(text: str, dialect: str | None) -> list[exp.Expression] | None:
+    """T-SQL ``OUTPUT … INTO t [(cols)]`` on a DELETE / UPDATE / INSERT: the rows the
+    statement touched are inserted into ``t``.
+
+    Gives ``INSERT INTO t (cols) SELECT <output> FROM <the DML's rows>`` followed by the DML
+    without its OUTPUT clause (sqlglot does not read ``OUTPUT … INTO`` on DELETE). ``OUTPUT``
+    without ``INTO`` returns rows to the client and is dropped. None when ``text`` is not one
+    such statement.
+
+    Examples:
+        >>> sql = "DELETE FROM q OUTPUT deleted.id INTO arc (id) WHERE c < 1"
+        >>> [e.sql("tsql") for e in _output_into(sql, "tsql")]
+        ['INSERT INTO arc (id) SELECT q.id FROM q WHERE c < 1', 'DELETE FROM q WHERE c < 1']
+    """
+    tokens = _tokens(text, dialect)
+    if not tokens:
+        return None
+    depth = 0
+    start = None
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and tok.text.upper() == "OUTPUT" and tok.token_type != TokenType.STRING:
+            start = i
+            break
+    if start is None or start + 1 >= len(tokens):
+        return None
+    j = start + 1
+    depth = 0
+    into = None
+    while j < len(tokens):
+        word = tokens[j].text.upper()
+        if tokens[j].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[j].token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and word == "INTO":
+            into = j
+            break
+        elif depth == 0 and word in _OUTPUT_ENDS:
+            break
+        j += 1
+    outputs = text[tokens[start].end + 1 : tokens[j - 1].end + 1]
+    end = j  # first token after the clause
+    target = columns = ""
+    if into is not None:
+        k = into + 1
+        while k < len(tokens) and (
+            tokens[k].token_type in _NAME_TOKENS or tokens[k - 1].token_type == TokenType.DOT
+        ):
+            k += 1
+        if k == into + 1:
+            return None
+        target = text[tokens[into + 1].start : tokens[k - 1].end + 1]
+        end = k
+        if k < len(tokens) and tokens[k].token_type == TokenType.L_PAREN:
+            close = k
+            level = 0
+            while close < len(tokens):
+                if tokens[close].token_type == TokenType.L_PAREN:
+                    level += 1
+                elif tokens[close].token_type == TokenType.R_PAREN:
+                    level -= 1
+                    if level == 0:
+                        break
+                close += 1
+            columns = text[tokens[k].start : tokens[min(close, len(tokens) - 1)].end + 1]
+            end = close + 1
+    rest = text[: tokens[start].start] + " " + (
+        text[tokens[end].start :] if end < len(tokens) else ""
+    )
+    parsed = _parse_once(rest, dialect)
+    if not parsed or len(parsed) != 1 or not isinstance(parsed[0], _DML_TYPES):
+        return None
+    dml = parsed[0]
+    dml.set("returning", None)
+    if not target:
+        return [dml]
+    insert = _parse_once(f"INSERT INTO {target} {columns} SELECT {outputs}", dialect)
+    if not insert or not isinstance(insert[0], exp.Insert) or not isinstance(
+        insert[0].expression, exp.Select
+    ):
+        return [dml]
+    rows = _returned_rows(dml, insert[0].expression.expressions)
+    if rows is None:
+        return [dml]
+    insert[0].set("expression", rows)
+    return [insert[0], dml]
 
 
 def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]:
@@ -609,6 +808,13 @@ def _parse_error(text: str, dialect: str | None) -> Exception:
         _reraise_timeout(exc)
         return exc
     return ValueError("no statement")
+
+
+def _misread_output_into(expression: exp.Expression) -> bool:
+    """A T-SQL ``OUTPUT … INTO t`` that sqlglot read (into a function call or a bare name) as
+    part of a several-statement text: each statement is read again alone (:func:`_output_into`)."""
+    returning = expression.args.get("returning")
+    return isinstance(returning, exp.Returning) and bool(returning.args.get("into"))
 
 
 def _hides_statements(expression: exp.Expression) -> bool:
