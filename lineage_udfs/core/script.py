@@ -4,6 +4,13 @@ Temporary objects (temp tables and views, ``#tables``, cached tables) and tables
 script both creates and drops are *intermediates*: they are listed in
 ``ParseResult.intermediates`` and traced through, so ``a → #t → b`` becomes ``a → b`` at table
 and column level.
+
+A persistent table that the script writes and a later statement reads stays a node of the
+lineage: it is a target (of the statement writing it) and a source (of the statement reading
+it), with table and column edges on both sides (``a → stage → b``), whether the script created
+it or appended to it. Sources, targets, table edges and column edges always describe the same
+graph. With ``collapse_persistent=True`` (option ``collapse_persistent_intermediates``,
+sqllineage's convention) such a table is an intermediate instead, and ``a → b`` is reported.
 """
 
 from __future__ import annotations
@@ -100,11 +107,18 @@ def collapse_script(
         >>> c = collapse_script(s)
         >>> c.sources, c.targets, c.intermediates, c.table_edges
         (('a',), ('b',), ('#t',), (TableEdge(source_table='a', target_table='b'),))
+        >>> p = [ScriptStep(StatementType.CTAS, ["a"], ["stage"], []),
+        ...      ScriptStep(StatementType.INSERT, ["stage"], ["b"], [])]
+        >>> c = collapse_script(p)
+        >>> c.sources, c.targets, [(e.source_table, e.target_table) for e in c.table_edges]
+        (('a', 'stage'), ('stage', 'b'), [('a', 'stage'), ('stage', 'b')])
+        >>> c = collapse_script(p, collapse_persistent=True)
+        >>> c.sources, c.targets, c.intermediates
+        (('a',), ('b',), ('stage',))
     """
     inter = find_intermediates(steps, collapse_persistent=collapse_persistent)
     # table level: upstream[x] = non-intermediate sources that flowed into intermediate x
     upstream: dict[str, set[str]] = {}
-    fresh: set[str] = set()  # tables whose content the script created before reading them
     sources: dict[str, None] = {}
     targets: dict[str, None] = {}
     edges: dict[tuple[str, str], None] = {}
@@ -117,8 +131,6 @@ def collapse_script(
         for src in step.sources:
             if src in inter:
                 resolved.update(upstream.get(src, ()))
-            elif src in fresh:
-                continue
             else:
                 resolved.add(src)
                 sources[src] = None
@@ -128,13 +140,9 @@ def collapse_script(
                     continue
                 upstream.setdefault(tgt, set()).update(resolved)
                 continue
-            if step.statement_type == StatementType.DROP and tgt in fresh:
-                continue
             targets[tgt] = None
             for src in resolved:
                 edges[(src, tgt)] = None
-        if step.statement_type in _CREATING:
-            fresh.update(t for t in step.targets if t not in inter)
         # column level
         if step.star_sources and step.targets and step.targets[0] in inter:
             tables, indirect = star_up.setdefault(step.targets[0], (set(), set()))
