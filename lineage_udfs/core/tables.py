@@ -522,8 +522,10 @@ def extract_tables(
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
                 add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
-            if temporary and props.find(exp.GlobalProperty) and isinstance(node, exp.Table) and (
-                not node.args.get("db") and ctx.dialect in _GLOBAL_TEMP_DIALECTS
+            if (
+                temporary and props is not None and props.find(exp.GlobalProperty)
+                and isinstance(node, exp.Table) and not node.args.get("db")
+                and ctx.dialect in _GLOBAL_TEMP_DIALECTS
             ):
                 # Spark GLOBAL TEMPORARY VIEW v: registered (and read) as global_temp.v
                 skip_nodes.add(id(node))
