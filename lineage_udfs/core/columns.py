@@ -518,6 +518,10 @@ class _Resolver:
             return frozenset()
         if prefer_alias and aliases and name in aliases:
             return aliases[name]
+        if name in self.ctx.variables and self.ctx.dialect not in _VARIABLES_NEED_PREFIX and not (
+            any(s.has(name) for level in env for k, s in level.items() if not k.startswith("\x01"))
+        ):
+            return frozenset()  # a procedure parameter or variable, not a column
         for level in env:
             found = self._unqualified(name, level, using)
             if found is not None:
@@ -564,6 +568,12 @@ class _Resolver:
 
 _FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
 """Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
+_VARIABLES_NEED_PREFIX = frozenset({"snowflake", "tsql", "fabric"})
+"""Dialects whose SQL statements name a variable only with a prefix (Snowflake Scripting
+``:v``, T-SQL ``@v``): there a bare name is always a column. Elsewhere (PL/pgSQL, PL/SQL,
+BigQuery scripting) a bare name that the procedure declares is the variable, unless a
+relation with known columns has a column of that name (PL/SQL and BigQuery resolve the
+column first)."""
 
 
 def _innermost(node: exp.Expression) -> exp.Expression:
@@ -635,6 +645,13 @@ class ColumnLineage:
     result_columns: tuple[ResultColumn, ...] = ()
     target_columns: tuple[str, ...] = ()
     """The target's columns in output order (lets later statements of a script expand ``*``)."""
+    star_sources: tuple[str, ...] = ()
+    """Tables whose columns reach the target through a ``*`` that could not be expanded (no
+    schema): the target's column ``c`` is their column ``c``. A later statement of the script
+    that reads ``c`` by name makes it known (:func:`lineage_udfs.core.script.collapse_script`)."""
+    star_indirect: tuple[Dep, ...] = ()
+    """The statement's INDIRECT dependencies (filters, joins), which also apply to the columns
+    that pass through ``star_sources``."""
 
 
 def extract_column_edges(
@@ -670,6 +687,7 @@ def extract_column_edges(
     resolver = _Resolver(ctx, catalog or CatalogIndex(), conditions_as_direct)
     target = tables.targets[0] if tables.targets else None
     pairs: list[tuple[str, frozenset[Dep]]] = []
+    star_sources: tuple[str, ...] = ()
     if isinstance(statement, exp.Update):
         pairs = _update_pairs(statement, resolver)
     elif isinstance(statement, exp.Merge):
@@ -683,6 +701,8 @@ def extract_column_edges(
             exp.Insert
         ) is not None or isinstance(statement, exp.Insert) else None
         pairs = _map_to_target(outputs, tables.target_columns, known)
+        if not tables.target_columns and not known:
+            star_sources = tuple(_star_tables(src))
     else:
         return ColumnLineage()
     if target is None:
@@ -701,7 +721,21 @@ def extract_column_edges(
             for t, c, name, s in sorted(edges, key=lambda k: (k[2], k[0], k[1], k[3].value))
         ),
         target_columns=tuple(target_cols),
+        star_sources=star_sources,
+        star_indirect=tuple(sorted(resolver.indirect)) if star_sources else (),
     )
+
+
+def _star_tables(src: _Source, depth: int = 0) -> list[str]:
+    """Base tables whose unknown columns pass through ``src``'s unexpanded ``*``."""
+    out: list[str] = []
+    for inner in src.star:
+        if inner.table is not None:
+            if inner.known is None and inner.table not in out:
+                out.append(inner.table)
+        elif inner.udtf is None and depth < 20:
+            out.extend(t for t in _star_tables(inner, depth + 1) if t not in out)
+    return out
 
 
 def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[ResultColumn, ...]:

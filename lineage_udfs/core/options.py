@@ -43,7 +43,9 @@ class ParserOptions:
             never output them.
         collapse_persistent_intermediates: in scripts, also collapse persistent tables that
             are written and then read later by the same script (sqllineage). By default only
-            temporary objects and tables created and dropped within the script are collapsed.
+            temporary objects and tables created and dropped within the script are collapsed;
+            a persistent table written then read is both a target and a source, with table
+            and column edges on both sides (see :mod:`~lineage_udfs.core.script`).
         conditions_as_direct: report CASE/IF condition columns and window PARTITION BY /
             ORDER BY columns as DIRECT/TRANSFORMATION, as sqllineage, DataHub and
             openlineage-sql do. Default False: they are INDIRECT (CONDITIONAL / WINDOW), as the

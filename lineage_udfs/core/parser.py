@@ -31,7 +31,12 @@ from lineage_udfs.core.models import (
 )
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
-from lineage_udfs.core.statements import Chunk, IncompleteStatementError, split_statements
+from lineage_udfs.core.statements import (
+    Chunk,
+    IncompleteStatementError,
+    declared_variables,
+    split_statements,
+)
 from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 
@@ -143,6 +148,7 @@ class LineageParser:
             _lower(default_catalog or self.options.default_catalog),
             _lower(default_schema or self.options.default_schema),
             file_datasets=self.options.file_datasets,
+            variables=declared_variables(sql, read),
         )
         timeout = self.options.timeout_seconds
         try:
@@ -210,7 +216,8 @@ class LineageParser:
                 step.failure = ParseFailure(
                     ErrorKind.COLUMN_LINEAGE, f"column lineage failed: {type(exc).__name__}"
                 )
-        if tables.targets and step.columns.target_columns:
+        if tables.targets and step.columns.target_columns and not step.columns.star_sources:
+            # (a * over a table without schema: the target has more columns than those named)
             created = tables.statement_type in (
                 StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO
             )
@@ -280,6 +287,8 @@ class LineageParser:
                     list(getattr(s.tables, "temporary", []) or []),
                     list(getattr(s.tables, "dropped", []) or []),
                     [old for old, _ in getattr(s.tables, "renamed", []) or []],
+                    list(s.columns.star_sources),
+                    list(s.columns.star_indirect),
                 )
                 for s in steps
             ],
@@ -359,9 +368,11 @@ def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
         return replace(ctx, default_catalog=parts[-1], default_schema=None)
     if len(parts) >= 2:
         return replace(ctx, default_catalog=parts[-2], default_schema=parts[-1])
+    if kind == "SCHEMA":  # USE SCHEMA s: a new schema in the current database
+        return replace(ctx, default_schema=parts[0])
     if ctx.dialect in _USE_SETS_CATALOG:
         return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
-    if kind == "SCHEMA" or ctx.dialect in _USE_SETS_SCHEMA:
+    if ctx.dialect in _USE_SETS_SCHEMA:
         return replace(ctx, default_catalog=ctx.default_catalog, default_schema=parts[0])
     if ctx.default_schema is not None:  # USE db: a new database, same schema name
         return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)

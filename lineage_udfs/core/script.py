@@ -4,6 +4,13 @@ Temporary objects (temp tables and views, ``#tables``, cached tables) and tables
 script both creates and drops are *intermediates*: they are listed in
 ``ParseResult.intermediates`` and traced through, so ``a → #t → b`` becomes ``a → b`` at table
 and column level.
+
+A persistent table that the script writes and a later statement reads stays a node of the
+lineage: it is a target (of the statement writing it) and a source (of the statement reading
+it), with table and column edges on both sides (``a → stage → b``), whether the script created
+it or appended to it. Sources, targets, table edges and column edges always describe the same
+graph. With ``collapse_persistent=True`` (option ``collapse_persistent_intermediates``,
+sqllineage's convention) such a table is an intermediate instead, and ``a → b`` is reported.
 """
 
 from __future__ import annotations
@@ -33,6 +40,10 @@ class ScriptStep:
     dropped: list[str] = field(default_factory=list)
     renamed_from: list[str] = field(default_factory=list)
     """Tables this statement renamed away (ALTER … RENAME / RENAME TABLE)."""
+    star_sources: list[str] = field(default_factory=list)
+    """Tables whose columns pass by name into the (first) target through an unexpanded ``*``."""
+    star_indirect: list[tuple[str, str, Sub]] = field(default_factory=list)
+    """INDIRECT dependencies of every column that passes through ``star_sources``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,23 +107,30 @@ def collapse_script(
         >>> c = collapse_script(s)
         >>> c.sources, c.targets, c.intermediates, c.table_edges
         (('a',), ('b',), ('#t',), (TableEdge(source_table='a', target_table='b'),))
+        >>> p = [ScriptStep(StatementType.CTAS, ["a"], ["stage"], []),
+        ...      ScriptStep(StatementType.INSERT, ["stage"], ["b"], [])]
+        >>> c = collapse_script(p)
+        >>> c.sources, c.targets, [(e.source_table, e.target_table) for e in c.table_edges]
+        (('a', 'stage'), ('stage', 'b'), [('a', 'stage'), ('stage', 'b')])
+        >>> c = collapse_script(p, collapse_persistent=True)
+        >>> c.sources, c.targets, c.intermediates
+        (('a',), ('b',), ('stage',))
     """
     inter = find_intermediates(steps, collapse_persistent=collapse_persistent)
     # table level: upstream[x] = non-intermediate sources that flowed into intermediate x
     upstream: dict[str, set[str]] = {}
-    fresh: set[str] = set()  # tables whose content the script created before reading them
     sources: dict[str, None] = {}
     targets: dict[str, None] = {}
     edges: dict[tuple[str, str], None] = {}
     col_up: dict[tuple[str, str], set[tuple[str, str, Sub]]] = {}
+    # intermediate -> tables its `*` passes columns from, and the filters/joins applied
+    star_up: dict[str, tuple[set[str], set[tuple[str, str, Sub]]]] = {}
     col_edges: dict[tuple[str, str, str, str, Sub], None] = {}
     for step in steps:
         resolved: set[str] = set()
         for src in step.sources:
             if src in inter:
                 resolved.update(upstream.get(src, ()))
-            elif src in fresh:
-                continue
             else:
                 resolved.add(src)
                 sources[src] = None
@@ -122,17 +140,17 @@ def collapse_script(
                     continue
                 upstream.setdefault(tgt, set()).update(resolved)
                 continue
-            if step.statement_type == StatementType.DROP and tgt in fresh:
-                continue
             targets[tgt] = None
             for src in resolved:
                 edges[(src, tgt)] = None
-        if step.statement_type in _CREATING:
-            fresh.update(t for t in step.targets if t not in inter)
         # column level
+        if step.star_sources and step.targets and step.targets[0] in inter:
+            tables, indirect = star_up.setdefault(step.targets[0], (set(), set()))
+            tables.update(step.star_sources)
+            indirect.update(step.star_indirect)
         new_up: dict[tuple[str, str], set[tuple[str, str, Sub]]] = {}
         for e in step.column_edges:
-            deps = _column_deps(e, inter, col_up)
+            deps = _column_deps(e, inter, col_up, star_up)
             if e.target_table in inter:
                 new_up.setdefault((e.target_table, e.target_column), set()).update(deps)
             else:
@@ -158,11 +176,36 @@ def _column_deps(
     edge: ColumnEdge,
     inter: set[str],
     col_up: dict[tuple[str, str], set[tuple[str, str, Sub]]],
+    star_up: dict[str, tuple[set[str], set[tuple[str, str, Sub]]]],
 ) -> set[tuple[str, str, Sub]]:
     sub = edge.transformation_subtype
     if edge.source_table not in inter:
         return {(edge.source_table, edge.source_column, sub)}
     out = set()
-    for t, c, s in col_up.get((edge.source_table, edge.source_column), ()):
+    for t, c, s in _upstream(edge.source_table, edge.source_column, inter, col_up, star_up):
         out.add((t, c, compose(sub, s)))
+    return out
+
+
+def _upstream(
+    table: str,
+    column: str,
+    inter: set[str],
+    col_up: dict[tuple[str, str], set[tuple[str, str, Sub]]],
+    star_up: dict[str, tuple[set[str], set[tuple[str, str, Sub]]]],
+    depth: int = 0,
+) -> set[tuple[str, str, Sub]]:
+    """Where column ``column`` of intermediate ``table`` came from: its recorded edges, else
+    the same-named column of the tables its unexpanded ``*`` read (with that statement's
+    filters and joins)."""
+    found = col_up.get((table, column))
+    if found or depth > 20 or table not in star_up:
+        return set(found or ())
+    tables, indirect = star_up[table]
+    out = {d for d in indirect if d[0] not in inter}
+    for src in sorted(tables):
+        if src in inter:
+            out.update(_upstream(src, column, inter, col_up, star_up, depth + 1))
+        else:
+            out.add((src, column, Sub.IDENTITY))
     return out

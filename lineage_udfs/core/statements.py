@@ -75,6 +75,142 @@ def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
     return [_mark_control(c) for c in _expand_bodies(_split(sql, dialect), dialect, 0)]
 
 
+_DECLARES_RE = re.compile(r"\b(?:DECLARE|LET|PROCEDURE|FUNCTION)\b", re.IGNORECASE)
+_STRING_TOKENS = frozenset(
+    t for t in (getattr(TokenType, n, None) for n in ("STRING", "RAW_STRING", "HEREDOC_STRING"))
+    if t is not None
+)
+_PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT", "VARIADIC", "NOCOPY"})
+_NOT_A_DECLARATION = frozenset(
+    {"BEGIN", "END", "TYPE", "SUBTYPE", "PRAGMA", "PROCEDURE", "FUNCTION", "EXCEPTION",
+     "ASSERT", "CALL", "EXPORT", "LOAD", "HANDLER"} | _STARTERS | _CONTROL
+)
+
+
+def declared_variables(sql: str, dialect: str | None) -> frozenset[str]:
+    """Names a procedural text declares as variables or parameters (lower-cased).
+
+    Procedure and function parameters (``CREATE PROCEDURE p(x DATE)``, ``IN``/``OUT`` modes
+    skipped), ``DECLARE`` sections and statements (PL/pgSQL, PL/SQL, Snowflake Scripting,
+    BigQuery ``DECLARE a, b INT64``, MySQL), the PL/SQL section after ``IS``/``AS`` of a
+    procedure header, and Snowflake ``LET``. Bodies quoted as strings (``$$ … $$``, ``'…'``)
+    are read too. ``@names`` (T-SQL, MySQL) are left out: they never look like a column or a
+    table. Such names are values, not tables or columns: ``SELECT … INTO v`` assigns ``v``,
+    and a bare ``v`` in a query is the variable, not a column of the FROM table.
+
+    Examples:
+        >>> sorted(declared_variables("CREATE PROCEDURE p(x DATE, OUT y INT64) BEGIN "
+        ...     "DECLARE a, b INT64 DEFAULT 0; SELECT 1; END", "bigquery"))
+        ['a', 'b', 'x', 'y']
+        >>> sorted(declared_variables("DECLARE n integer; c CURSOR FOR SELECT 1; BEGIN NULL; "
+        ...     "END;", "oracle"))
+        ['c', 'n']
+    """
+    if not _DECLARES_RE.search(sql):
+        return frozenset()
+    return frozenset(_declared(sql, dialect, 0))
+
+
+def _declared(sql: str, dialect: str | None, depth: int) -> set[str]:
+    tokens = _tokens(sql, dialect) or []
+    found: set[str] = set()
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper()
+        if tok.token_type in _STRING_TOKENS:
+            if depth < 3 and _DECLARES_RE.search(tok.text):
+                found.update(_declared(tok.text, dialect, depth + 1))
+        elif word in ("DECLARE", "LET"):
+            section = word == "DECLARE"
+            if tok.token_type == TokenType.COMMAND:  # the tokenizer kept the rest as one string
+                rest = _tokens(sql[tok.end + 1 :], dialect) or []
+                found.update(_declaration_section(rest, 0, section=section))
+            else:
+                found.update(_declaration_section(tokens, i + 1, section=section))
+        elif word in ("PROCEDURE", "FUNCTION") and any(
+            t.text.upper() in ("CREATE", "ALTER") for t in tokens[max(0, i - 4) : i]
+        ):
+            j = i + 1
+            while j < n and tokens[j].token_type not in (TokenType.L_PAREN,) and (
+                tokens[j].text.upper() not in ("AS", "IS", "BEGIN", "RETURNS", "LANGUAGE")
+            ):
+                j += 1
+            if j < n and tokens[j].token_type == TokenType.L_PAREN:
+                j = _parameters(tokens, j, found)
+            if j < n and tokens[j].text.upper() in ("IS", "AS") and dialect == "oracle":
+                found.update(_declaration_section(tokens, j + 1, section=True))
+    return found
+
+
+def _name_of(tok: Token) -> str | None:
+    text = tok.text
+    if tok.token_type == TokenType.IDENTIFIER:
+        return text.lower()
+    if not re.fullmatch(r"[A-Za-z_][\w$]*", text) or text.upper() in _NOT_A_DECLARATION:
+        return None
+    return text.lower()
+
+
+def _parameters(tokens: list[Token], start: int, found: set[str]) -> int:
+    """Collect the parameter names of the list opening at ``tokens[start]``; the index after
+    its closing parenthesis."""
+    depth = 0
+    expect_name = True
+    i = start
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif depth == 1 and tok.token_type == TokenType.COMMA:
+            expect_name = True
+        elif depth == 1 and expect_name and tok.text.upper() not in _PARAMETER_MODES:
+            name = _name_of(tok)
+            if name:
+                found.add(name)
+            expect_name = False
+        i += 1
+    return i
+
+
+def _declaration_section(tokens: list[Token], start: int, *, section: bool) -> set[str]:
+    """Names declared from ``tokens[start]``: ``name type …;`` items (``a, b type`` declares
+    both), up to ``BEGIN`` or a statement keyword; one item only when ``section`` is False."""
+    found: set[str] = set()
+    i = start
+    n = len(tokens)
+    while i < n:
+        if tokens[i].text.upper() == "CURSOR" and i + 1 < n:
+            i += 1  # PL/SQL: CURSOR c IS SELECT …
+        name = _name_of(tokens[i])
+        if name is None or i + 1 >= n or tokens[i + 1].token_type in (
+            TokenType.DOT, TokenType.EQ, TokenType.L_PAREN
+        ) or tokens[i + 1].text.upper() == "HANDLER":
+            break
+        found.add(name)
+        i += 1
+        while i + 1 < n and tokens[i].token_type == TokenType.COMMA:
+            more = _name_of(tokens[i + 1])
+            if more is None:
+                break
+            found.add(more)
+            i += 2
+        depth = 0
+        while i < n and not (depth == 0 and tokens[i].token_type == TokenType.SEMICOLON):
+            if tokens[i].token_type == TokenType.L_PAREN:
+                depth += 1
+            elif tokens[i].token_type == TokenType.R_PAREN:
+                depth = max(0, depth - 1)
+            i += 1
+        i += 1
+        if not section:
+            break
+    return found
+
+
 def _mark_control(chunk: Chunk) -> Chunk:
     """Procedural leftovers are control flow, not failed statements: a bare expression read
     from ``END IF`` / ``RAISE`` / ``x := 1`` (no statement parses to one), PL/SQL ``EXIT``, and
@@ -242,7 +378,9 @@ def _string_body(expression: exp.Expression | None) -> str | None:
 def _split(sql: str, dialect: str | None) -> list[Chunk]:
     text = _GO_RE.sub(";", sql)
     whole = _try_parse(text, dialect)
-    if whole is not None and not any(_hides_statements(e) for e in whole):
+    if whole is not None and not any(
+        _hides_statements(e) or _misread_output_into(e) for e in whole
+    ) and not _swallows_statement(text, whole, dialect):
         if len(whole) == 1:
             return [Chunk(text.strip(), whole[0])]
         pieces = _split_on_semicolons(text, dialect)
@@ -267,6 +405,10 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
     key = (text, dialect)
     if key in _UNPARSABLE:
         return None
+    if dialect in ("tsql", "fabric") and "OUTPUT" in text.upper():
+        sent_on = _output_into(text, dialect)
+        if sent_on is not None:
+            return sent_on
     parsed = _parse_once(text, dialect)
     if parsed is not None:
         if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
@@ -285,17 +427,17 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
             update = _parse_once(f"UPDATE {mutation.group(1)} SET {text[mutation.end():]}", dialect)
             if update is not None and len(update) == 1 and isinstance(update[0], exp.Update):
                 return update
-        if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
-            parsed[0].this or ""
-        ).upper() in ("CREATE", "TRUNCATE"):
-            # sqlglot gave up on a clause it does not know (Oracle NOLOGGING, REFRESH FAST …)
-            # and kept the text: a repaired text may parse to the statement itself
+        if len(parsed) == 1 and isinstance(parsed[0], exp.Command):
+            # sqlglot fell back to a Command for syntax it does not read (Oracle NOLOGGING,
+            # REFRESH FAST …, Postgres ON COMMIT DROP): a repaired text may parse to the real
+            # statement (a CREATE / TRUNCATE also in the generic dialect)
+            keyword = str(parsed[0].this or "").upper()
             for candidate, read in _repairs(text, dialect):
-                repaired = _parse_once(candidate, read) if candidate != text else None
-                if repaired is not None and len(repaired) == 1 and not isinstance(
-                    repaired[0], exp.Command
-                ):
-                    return repaired
+                if candidate == text or (read != dialect and keyword not in ("CREATE", "TRUNCATE")):
+                    continue
+                better = _parse_once(candidate, read)
+                if better and not any(isinstance(e, exp.Command) for e in better):
+                    return better
         return parsed
     for candidate, read in _repairs(text, dialect):
         parsed = _parse_once(candidate, read)
@@ -368,6 +510,14 @@ _DIRECTORY_USING_RE = re.compile(
 )
 """Spark ``INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (…)]``."""
 _OPTION_PATH_RE = re.compile(r"(?:\bpath\b|'path')\s*=?\s*(" + _STRING + ")", re.IGNORECASE)
+_ON_COMMIT_DROP_RE = re.compile(r"\s+ON\s+COMMIT\s+DROP\b", re.IGNORECASE)
+"""Postgres ``CREATE TEMP TABLE … ON COMMIT DROP``: a temp table's lifetime, no lineage."""
+_INTO_VARIABLES_RE = re.compile(
+    r"'(?:[^']|'')*'|(\bINTO\s+(?:STRICT\s+[\w$:@]+(?:\s*,\s*[\w$:@]+)*|"
+    r"[\w$:@]+(?:\s*,\s*[\w$:@]+)+)(?=\s*(?:FROM|WHERE|;|$)))",
+    re.IGNORECASE,
+)
+"""PL/pgSQL ``SELECT … INTO STRICT v`` and ``INTO v, w`` (variable assignments)."""
 _BACKTICK_RE = re.compile(r"'(?:[^']|'')*'|`([^`\n]+)`")
 _BRACKET_RE = re.compile(r"'(?:[^']|'')*'|(?<![\w)\]])\[([A-Za-z_#@][\w $#@-]*)\]")
 
@@ -385,6 +535,11 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * A file read or written in a dialect's own spelling is respelled (see
       :func:`_file_statement`).
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
+    * Postgres ``ON COMMIT DROP`` (a temp table's lifetime, read as a Command) is read as
+      ``ON COMMIT DELETE ROWS``. Repairs in the row's own dialect are also tried when sqlglot
+      fell back to a Command.
+    * PL/pgSQL ``SELECT … INTO STRICT v`` / ``INTO v, w`` assign variables: the INTO
+      clause is dropped (the statement still reads its tables; it writes no table).
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
       reads only after a FROM table, are dropped.
     * Identifiers quoted in a foreign style (`` `x` `` or ``[x]`` where the dialect quotes with
@@ -400,6 +555,10 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
         repaired = _PARTITION_IF_NOT_EXISTS_RE.sub(r"\1", repaired)
+    if "COMMIT" in repaired.upper():
+        repaired = _ON_COMMIT_DROP_RE.sub(" ON COMMIT DELETE ROWS", repaired)
+    if "INTO" in repaired.upper():
+        repaired = _INTO_VARIABLES_RE.sub(lambda m: " " if m.group(1) else m.group(0), repaired)
     if dialect in ("tsql", "fabric"):
         repaired = _TSQL_TABLE_HINT_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
     quote = _identifier_quote(dialect)
@@ -538,7 +697,202 @@ def _flatten(expression: exp.Expression) -> list[exp.Expression]:
         return []
     if type(expression).__name__ == "MultitableInserts":
         return _split_multitable_insert(expression)
+    with_ = expression.args.get("with_")
+    if isinstance(with_, exp.With) and any(
+        isinstance(cte.this, _DML_TYPES) for cte in with_.expressions
+    ):
+        return _split_writable_ctes(expression)
     return [expression]
+
+
+_DML_TYPES = (exp.Delete, exp.Update, exp.Insert)
+_OLD_ROW = frozenset({"deleted", "old"})
+_NEW_ROW = frozenset({"inserted", "new"})
+
+
+def _split_writable_ctes(statement: exp.Expression) -> list[exp.Expression]:
+    """Postgres data-modifying CTEs: ``WITH d AS (DELETE FROM q … RETURNING …) INSERT … FROM d``.
+
+    Each CTE's DML becomes a statement of its own (it writes its table), and the CTE is
+    replaced by the query of the rows it returns (:func:`_returned_rows`), which the main
+    statement reads. A CTE whose rows cannot be rebuilt returns none.
+
+    Examples:
+        >>> sql = "WITH d AS (DELETE FROM q WHERE c < 1 RETURNING id) INSERT INTO a TABLE d"
+        >>> for e in _flatten(sqlglot.parse_one(sql, read="postgres")):
+        ...     print(e.sql())
+        WITH d AS (SELECT id FROM q WHERE c < 1) INSERT INTO a SELECT * FROM d
+        DELETE FROM q WHERE c < 1
+    """
+    main = statement.copy()
+    writes: list[exp.Expression] = []
+    for cte in main.args["with_"].expressions:
+        dml = cte.this
+        if not isinstance(dml, _DML_TYPES):
+            continue
+        returning = dml.args.get("returning")
+        projections = returning.expressions if isinstance(returning, exp.Returning) else []
+        rows = _returned_rows(dml, projections) if projections else None
+        written = dml.copy()
+        written.set("returning", None)
+        writes.append(written)
+        cte.set("this", rows if rows is not None else exp.select(exp.Null()).where(
+            exp.false()))
+    return [main, *writes]
+
+
+def _returned_rows(dml: exp.Expression, projections: list[exp.Expression]) -> exp.Select | None:
+    """A SELECT of the rows a DML statement sends on (``RETURNING`` / ``OUTPUT``).
+
+    DELETE returns the deleted rows of its table (``deleted.x``, ``old.x`` or ``x``); UPDATE
+    returns the new values (a SET expression) unless the column is qualified ``deleted`` or
+    ``old``; INSERT returns the inserted rows, named by the target column list.
+    """
+    select = exp.Select(expressions=[p.copy() for p in projections])
+    target = dml.this
+    if isinstance(dml, exp.Insert):
+        query = dml.expression
+        table = target.this if isinstance(target, exp.Schema) else target
+        if not isinstance(query, exp.Query) or not isinstance(table, exp.Table):
+            return None
+        columns = [c.copy() for c in target.expressions] if isinstance(target, exp.Schema) else []
+        derived = exp.Subquery(this=query.copy(), alias=exp.TableAlias(
+            this=exp.to_identifier(table.alias_or_name), columns=columns))
+        for col in select.find_all(exp.Column):
+            if col.table.lower() in _NEW_ROW:
+                col.set("table", exp.to_identifier(table.alias_or_name))
+        return select.from_(derived)
+    if not isinstance(target, exp.Table):
+        return None
+    ref = target.alias_or_name
+    select.set("from_", exp.From(this=target.copy()))
+    joins = [j.copy() for j in dml.args.get("joins") or []]
+    for key in ("from_", "using"):
+        extra = dml.args.get(key)
+        relation = extra.this if isinstance(extra, exp.From) else extra
+        if isinstance(relation, exp.Expression):
+            joins.append(exp.Join(this=relation.copy()))
+            joins.extend(j.copy() for j in relation.args.get("joins") or [])
+    if joins:
+        select.set("joins", joins)
+    where = dml.args.get("where")
+    if isinstance(where, exp.Where):
+        select.set("where", where.copy())
+    assigned: dict[str, exp.Expression] = {}
+    if isinstance(dml, exp.Update):
+        for eq in dml.expressions:
+            if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
+                assigned[eq.this.name.lower()] = eq.expression
+    for col in list(select.find_all(exp.Column)):
+        qualifier = col.table.lower()
+        if qualifier in _OLD_ROW or qualifier in _NEW_ROW:
+            col.set("table", exp.to_identifier(ref))
+        if qualifier not in _OLD_ROW and col.name.lower() in assigned and (
+            not qualifier or qualifier in _NEW_ROW or qualifier == ref.lower()
+        ):
+            value = assigned[col.name.lower()].copy()
+            if col.parent is select:  # a returned column keeps its name
+                value = exp.alias_(value, col.name)
+            col.replace(value)
+    return select
+
+
+_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.HASH,
+                          TokenType.PARAMETER})
+_OUTPUT_ENDS = frozenset({"FROM", "WHERE", "SELECT", "VALUES", "DEFAULT", "WHEN", "OPTION",
+                          "EXEC", "EXECUTE", ";"})
+
+
+def _output_into(text: str, dialect: str | None) -> list[exp.Expression] | None:
+    """T-SQL ``OUTPUT … INTO t [(cols)]`` on a DELETE / UPDATE / INSERT: the rows the
+    statement touched are inserted into ``t``.
+
+    Gives ``INSERT INTO t (cols) SELECT <output> FROM <the DML's rows>`` followed by the DML
+    without its OUTPUT clause (sqlglot does not read ``OUTPUT … INTO`` on DELETE). ``OUTPUT``
+    without ``INTO`` returns rows to the client and is dropped. None when ``text`` is not one
+    such statement.
+
+    Examples:
+        >>> sql = "DELETE FROM q OUTPUT deleted.id INTO arc (id) WHERE c < 1"
+        >>> [e.sql("tsql") for e in _output_into(sql, "tsql")]
+        ['INSERT INTO arc (id) SELECT q.id FROM q WHERE c < 1', 'DELETE FROM q WHERE c < 1']
+    """
+    tokens = _tokens(text, dialect)
+    if not tokens:
+        return None
+    depth = 0
+    start = None
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and tok.text.upper() == "OUTPUT" and tok.token_type != TokenType.STRING:
+            start = i
+            break
+    if start is None or start + 1 >= len(tokens):
+        return None
+    j = start + 1
+    depth = 0
+    into = None
+    while j < len(tokens):
+        word = tokens[j].text.upper()
+        if tokens[j].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[j].token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and word == "INTO":
+            into = j
+            break
+        elif depth == 0 and word in _OUTPUT_ENDS:
+            break
+        j += 1
+    outputs = text[tokens[start].end + 1 : tokens[j - 1].end + 1]
+    end = j  # first token after the clause
+    target = columns = ""
+    if into is not None:
+        k = into + 1
+        while k < len(tokens) and (
+            tokens[k].token_type in _NAME_TOKENS or tokens[k - 1].token_type == TokenType.DOT
+        ):
+            k += 1
+        if k == into + 1:
+            return None
+        target = text[tokens[into + 1].start : tokens[k - 1].end + 1]
+        end = k
+        if k < len(tokens) and tokens[k].token_type == TokenType.L_PAREN:
+            close = k
+            level = 0
+            while close < len(tokens):
+                if tokens[close].token_type == TokenType.L_PAREN:
+                    level += 1
+                elif tokens[close].token_type == TokenType.R_PAREN:
+                    level -= 1
+                    if level == 0:
+                        break
+                close += 1
+            columns = text[tokens[k].start : tokens[min(close, len(tokens) - 1)].end + 1]
+            end = close + 1
+    rest = text[: tokens[start].start] + " " + (
+        text[tokens[end].start :] if end < len(tokens) else ""
+    )
+    parsed = _parse_once(rest, dialect)
+    if not parsed or len(parsed) != 1 or not isinstance(parsed[0], _DML_TYPES):
+        return None
+    dml = parsed[0]
+    dml.set("returning", None)
+    if not target:
+        return [dml]
+    insert = _parse_once(f"INSERT INTO {target} {columns} SELECT {outputs}", dialect)
+    if not insert or not isinstance(insert[0], exp.Insert) or not isinstance(
+        insert[0].expression, exp.Select
+    ):
+        return [dml]
+    rows = _returned_rows(dml, insert[0].expression.expressions)
+    if rows is None:
+        return [dml]
+    insert[0].set("expression", rows)
+    return [insert[0], dml]
 
 
 def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]:
@@ -600,8 +954,16 @@ def _parse_error(text: str, dialect: str | None) -> Exception:
     return IncompleteStatementError("statement stops short")
 
 
+def _misread_output_into(expression: exp.Expression) -> bool:
+    """A T-SQL ``OUTPUT … INTO t`` that sqlglot read (into a function call or a bare name) as
+    part of a several-statement text: each statement is read again alone (:func:`_output_into`)."""
+    returning = expression.args.get("returning")
+    return isinstance(returning, exp.Returning) and bool(returning.args.get("into"))
+
+
 def _hides_statements(expression: exp.Expression) -> bool:
-    """A Command (unparsed text) whose body holds SQL statements: a procedure, a block."""
+    """A Command (unparsed text) whose body holds SQL statements: a procedure, a block, or a
+    T-SQL ``SET NOCOUNT ON`` that ran on into the next statement (no semicolon between)."""
     if not isinstance(expression, exp.Command):
         return False
     body = expression.expression
@@ -609,11 +971,78 @@ def _hides_statements(expression: exp.Expression) -> bool:
     keyword = str(expression.this or "").upper()
     if keyword == "CREATE" and _TASK_RE.match(f"CREATE {text}"):
         return True
-    if keyword in ("SET", "SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
+    if keyword == "SET":
+        return _SET_RUN_ON_RE.search(_top_level(text)) is not None
+    if keyword in ("SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
                    "REVOKE", "ANALYZE", "UNLOAD", "VACUUM"):
         return False
     return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
                           text, re.IGNORECASE))
+
+
+_SET_RUN_ON_RE = re.compile(
+    r"(?<![\w.@$#])(?:INSERT|UPDATE|DELETE|MERGE|SELECT|CREATE|TRUNCATE|DROP|ALTER)(?![\w.])",
+    re.IGNORECASE,
+)
+"""A statement keyword at the top level of a SET command's text: the SET had no semicolon
+and sqlglot's Command swallowed the statements after it (``SET @v = (SELECT …)`` has its
+query in parentheses, ``SET IDENTITY_INSERT t ON`` and ``SET a.delete.b = 1`` name no
+statement)."""
+_QUOTED_OR_PAREN_RE = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|`[^`]*`|\[[^\]]*\]|\([^()]*\)")
+
+
+def _top_level(text: str) -> str:
+    """``text`` without quoted strings, quoted identifiers and parenthesized groups."""
+    for _ in range(50):
+        stripped = _QUOTED_OR_PAREN_RE.sub(" ", text)
+        if stripped == text:
+            break
+        text = stripped
+    return text
+
+
+_SWALLOWED_WORDS = frozenset(
+    {"TRUNCATE", "COMMIT", "ROLLBACK", "RETURN", "DELETE", "INSERT", "UPDATE", "MERGE",
+     "RAISERROR", "THROW", "PRINT", "EXEC", "EXECUTE", "DECLARE", "WHILE", "SET", "SELECT",
+     "DROP", "CREATE", "ALTER", "GO"}
+)
+"""Statement keywords that sqlglot accepts as unquoted aliases in some dialects."""
+
+
+def _swallows_statement(
+    text: str, parsed: list[exp.Expression], dialect: str | None
+) -> bool:
+    """Whether sqlglot read the start of a next statement as an alias of this one.
+
+    Without a semicolon between them (T-SQL batches and procedure bodies),
+    ``INSERT … FROM s`` ⏎ ``TRUNCATE TABLE u`` parses as ``FROM s AS truncate`` and
+    ``SELECT a, b`` ⏎ ``DELETE FROM u`` as ``b AS delete``: an unquoted alias named after a
+    statement keyword, written without ``AS``, ends the statement instead.
+
+    Examples:
+        >>> sql = "INSERT INTO t SELECT a FROM s TRUNCATE TABLE u"
+        >>> _swallows_statement(sql, sqlglot.parse(sql, read="tsql"), "tsql")
+        True
+        >>> sql = "SELECT a AS commit FROM s"
+        >>> _swallows_statement(sql, sqlglot.parse(sql, read="tsql"), "tsql")
+        False
+    """
+    names: set[str] = set()
+    for expression in parsed:
+        for node in expression.find_all(exp.TableAlias, exp.Alias):
+            ident = node.this if isinstance(node, exp.TableAlias) else node.args.get("alias")
+            if isinstance(ident, exp.Identifier) and not ident.args.get("quoted"):
+                word = str(ident.this).upper()
+                if word in _SWALLOWED_WORDS:
+                    names.add(word)
+    if not names:
+        return False
+    tokens = _tokens(text, dialect) or []
+    return any(
+        tok.text.upper() in names and tok.token_type != TokenType.STRING
+        and (i == 0 or tokens[i - 1].text.upper() != "AS")
+        for i, tok in enumerate(tokens)
+    )
 
 
 def _tokens(text: str, dialect: str | None) -> list[Token] | None:
@@ -656,7 +1085,9 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
         repaired = _COMPOUND_RE.sub(r"\1 = \1 \2 ", text)
         parsed = _try_parse(repaired, dialect)
         text = repaired if parsed is not None else text
-    if parsed is not None and not any(_hides_statements(e) for e in parsed):
+    if parsed is not None and not any(_hides_statements(e) for e in parsed) and not (
+        _swallows_statement(text, parsed, dialect)
+    ):
         if len(parsed) == 1:
             return [Chunk(text, parsed[0])]
         return [Chunk(e.sql(dialect=dialect), e) for e in parsed]
@@ -747,6 +1178,7 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
     depth = 0
     case_depth = 0
     prev = ""
+    before_prev = ""
     in_merge = False
     for i, tok in enumerate(tokens):
         word = tok.text.upper() if tok.token_type != TokenType.STRING else "'"
@@ -768,6 +1200,8 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 and prev in ("", ";", "END")
             ):
                 is_start = prev not in _NOT_AFTER or (prev == "THEN" and not in_merge)
+                if prev == "COMMIT" and before_prev == "ON":
+                    is_start = False  # CREATE TEMP TABLE … ON COMMIT DROP | DELETE ROWS
                 if word in ("SELECT", "WITH") and prev in (")",):
                     is_start = True
                 if word == "REPLACE" and prev in ("OR",):
@@ -789,5 +1223,5 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 in_merge = True
             elif is_start:
                 in_merge = False
-        prev = word
+        before_prev, prev = prev, word
     return starts

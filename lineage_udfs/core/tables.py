@@ -46,6 +46,9 @@ class NameContext:
     default_catalog: str | None = None
     default_schema: str | None = None
     file_datasets: bool = True
+    variables: frozenset[str] = frozenset()
+    """Names the enclosing procedure or script declares as variables or parameters
+    (lower-cased): never a table (``SELECT … INTO v``) nor a column (a bare ``v``)."""
 
     def ident(self, node: exp.Expression | None) -> str:
         """Canonical spelling of an identifier node ('' for None)."""
@@ -270,6 +273,37 @@ def _select_into(query: exp.Expression) -> exp.Into | None:
         node = node.this
     into = node.args.get("into") if isinstance(node, exp.Select) else None
     return into if isinstance(into, exp.Into) else None
+
+
+_GLOBAL_TEMP_DIALECTS = frozenset({"spark", "spark2", "databricks"})
+_NO_SELECT_INTO_TABLE = frozenset({"oracle", "snowflake", "bigquery"})
+"""Dialects where ``SELECT … INTO x`` can only assign variables (no such table syntax)."""
+
+
+def assigns_variables(into: exp.Into, ctx: NameContext) -> bool:
+    """Whether a SELECT's INTO clause assigns variables instead of creating a table.
+
+    It does for a list of names (``INTO v, w``), bind variables (``:v``, ``@v``), a name the
+    enclosing procedure declares (``ctx.variables``), and in dialects without SELECT … INTO
+    a table (Oracle, Snowflake, BigQuery).
+
+    Examples:
+        >>> import sqlglot
+        >>> into = sqlglot.parse_one("SELECT count(*) INTO n FROM s", read="postgres").args["into"]
+        >>> assigns_variables(into, NameContext("postgres")), assigns_variables(
+        ...     into, NameContext("postgres", variables=frozenset({"n"})))
+        (False, True)
+    """
+    if into.expressions or ctx.dialect in _NO_SELECT_INTO_TABLE:
+        return True
+    target = into.this
+    if not isinstance(target, exp.Table):
+        return False
+    if isinstance(target.this, exp.Placeholder | exp.Parameter):
+        return True
+    if target.args.get("db") or target.args.get("catalog"):
+        return False
+    return bool(ctx.variables) and ctx.ident(target.this) in ctx.variables
 
 
 def classify_statement(statement: exp.Expression) -> StatementType:
@@ -573,7 +607,11 @@ def extract_tables(
     if isinstance(statement, exp.Query):
         into = _select_into(statement)
         result.query = statement
-        if into is not None:
+        if into is not None and assigns_variables(into, ctx):
+            result.statement_type = StatementType.SELECT
+            if into.this is not None:
+                skip_nodes.add(id(into.this))
+        elif into is not None:
             add_target(into.this, temporary=bool(into.args.get("temporary")))
     elif isinstance(statement, exp.Insert):
         node, cols = _unwrap_schema(statement.this)
@@ -605,6 +643,15 @@ def extract_tables(
             to_table = props.find(exp.ToTableProperty) if props is not None else None
             if to_table is not None and isinstance(to_table.this, exp.Table):
                 add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
+            if (
+                temporary and props is not None and props.find(exp.GlobalProperty)
+                and isinstance(node, exp.Table) and not node.args.get("db")
+                and ctx.dialect in _GLOBAL_TEMP_DIALECTS
+            ):
+                # Spark GLOBAL TEMPORARY VIEW v: registered (and read) as global_temp.v
+                skip_nodes.add(id(node))
+                node = node.copy()
+                node.set("db", exp.to_identifier("global_temp"))
             add_target(node, temporary=temporary)
             if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
                 statement.expression is not None
