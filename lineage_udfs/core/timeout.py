@@ -15,6 +15,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
+
+RETRY_SECONDS = 0.05
+"""After the limit, the timer fires again this often until the limited block has ended."""
 
 
 class ParseTimeoutError(Exception):
@@ -41,6 +45,12 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     A nested or non-positive limit, or a call off the main thread, runs without a limit. The
     previous SIGALRM handler and timer are restored on exit.
 
+    An exception raised by a signal handler is lost when the signal lands in code that swallows
+    exceptions (an object finalizer, a ``__del__`` of a compiled regex): after expiry the timer
+    therefore repeats every :data:`RETRY_SECONDS` until the block ends, and a block that still
+    completes after its limit expired raises on exit. Either way the block ends in
+    :class:`ParseTimeoutError`.
+
     Args:
         seconds: the limit; None or <= 0 for none.
 
@@ -57,13 +67,29 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    expired = False
+
     def _expire(signum: int, frame: FrameType | None) -> None:
+        nonlocal expired
+        expired = True
         raise ParseTimeoutError(f"parse exceeded {seconds:g} s")
 
     previous_handler = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_SECONDS)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_handler)
+        _disarm(previous_handler)
+    if expired:  # the handler's exception was swallowed, yet the limit passed
+        raise ParseTimeoutError(f"parse exceeded {seconds:g} s")
+
+
+def _disarm(previous_handler: Any) -> None:
+    """Stop the timer and restore the handler, even if a last tick lands while doing so."""
+    while True:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous_handler)
+            return
+        except ParseTimeoutError:
+            continue

@@ -58,3 +58,19 @@ def test_time_limit_wrapped_by_sqlglot_tokenizer_ends_the_split() -> None:
     with pytest.raises(ParseTimeoutError), time_limit(0.05):
         split_statements(wide, "spark")
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_limit_holds_when_code_swallows_the_timeout() -> None:
+    """A finalizer or a broad ``except`` may swallow the handler's exception: the timer keeps
+    firing after expiry and the block still ends in ParseTimeoutError."""
+    swallowed = 0
+    with pytest.raises(ParseTimeoutError), time_limit(0.05):
+        deadline = time.monotonic() + 0.4
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(0.01)
+            except ParseTimeoutError:
+                swallowed += 1
+    assert swallowed >= 2  # re-fired after the first one was lost
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
