@@ -700,6 +700,8 @@ def extract_column_edges(
         known = resolver.catalog.columns(target) if statement.find_ancestor(
             exp.Insert
         ) is not None or isinstance(statement, exp.Insert) else None
+        if isinstance(statement, exp.Insert) and statement.args.get("by_name"):
+            known = None  # INSERT … BY NAME: each output fills the target column of its name
         pairs = _map_to_target(outputs, tables.target_columns, known)
         if not tables.target_columns and not known:
             star_sources = tuple(_star_tables(src))

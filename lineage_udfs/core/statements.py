@@ -483,6 +483,22 @@ _PARTITION_IF_NOT_EXISTS_RE = re.compile(
     r"(\bPARTITION\s*\((?:[^()']|'(?:[^']|'')*')*\))\s*IF\s+NOT\s+EXISTS\b", re.IGNORECASE
 )
 """Hive ``INSERT OVERWRITE TABLE t PARTITION (…) IF NOT EXISTS``: a write condition only."""
+_DLT_LIVE_RE = re.compile(
+    r"^(\s*CREATE\s+(?:OR\s+REFRESH\s+)?(?:TEMPORARY\s+)?(?:STREAMING\s+)?)LIVE\s+(?=TABLE|VIEW)",
+    re.IGNORECASE,
+)
+"""Databricks Delta Live Tables ``CREATE [OR REFRESH] [TEMPORARY] [STREAMING] LIVE TABLE|VIEW``
+(the older spelling of ``CREATE OR REFRESH [STREAMING] TABLE`` / ``MATERIALIZED VIEW``)."""
+_DLT_ON_VIOLATION_RE = re.compile(
+    r"'(?:[^']|'')*'|(\s+ON\s+VIOLATION\s+(?:DROP\s+ROW|FAIL\s+UPDATE))", re.IGNORECASE
+)
+"""DLT expectation actions ``CONSTRAINT c EXPECT (…) ON VIOLATION DROP ROW | FAIL UPDATE``:
+what the pipeline does with a bad row (a filter or an error), no lineage of its own."""
+_SCHEMA_EVOLUTION_RE = re.compile(
+    r"^(\s*MERGE\s+)WITH\s+SCHEMA\s+EVOLUTION\s+(?=INTO\b)", re.IGNORECASE
+)
+"""Databricks ``MERGE WITH SCHEMA EVOLUTION INTO …``: the target may gain the source's new
+columns; the rows flow as in any MERGE."""
 _TSQL_TABLE_HINT_RE = re.compile(
     r"'(?:[^']|'')*'|(\bWITH\s*\(\s*(?:NOLOCK|TABLOCKX?|ROWLOCK|PAGLOCK|UPDLOCK|HOLDLOCK|XLOCK|"
     r"READPAST|READUNCOMMITTED|READCOMMITTED|REPEATABLEREAD|SERIALIZABLE|NOWAIT|SNAPSHOT|"
@@ -535,6 +551,10 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * A file read or written in a dialect's own spelling is respelled (see
       :func:`_file_statement`).
     * Hive ``PARTITION (…) IF NOT EXISTS`` on INSERT OVERWRITE (a write condition) is dropped.
+    * Databricks: Delta Live Tables ``CREATE [OR REFRESH] [STREAMING] LIVE TABLE|VIEW`` is read
+      without ``LIVE`` (a CTAS or view of the pipeline), expectation actions ``ON VIOLATION
+      DROP ROW | FAIL UPDATE`` are dropped, and ``MERGE WITH SCHEMA EVOLUTION INTO`` is read
+      as ``MERGE INTO`` (none of them changes where rows come from or go).
     * Postgres ``ON COMMIT DROP`` (a temp table's lifetime, read as a Command) is read as
       ``ON COMMIT DELETE ROWS``. Repairs in the row's own dialect are also tried when sqlglot
       fell back to a Command.
@@ -555,6 +575,9 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         repaired = _TERADATA_PHRASE_RE.sub(_teradata_phrase, repaired)
     if dialect in ("hive", "spark", "spark2", "databricks"):
         repaired = _PARTITION_IF_NOT_EXISTS_RE.sub(r"\1", repaired)
+        repaired = _DLT_LIVE_RE.sub(r"\1", repaired, count=1)
+        repaired = _DLT_ON_VIOLATION_RE.sub(lambda m: "" if m.group(1) else m.group(0), repaired)
+        repaired = _SCHEMA_EVOLUTION_RE.sub(r"\1", repaired, count=1)
     if "COMMIT" in repaired.upper():
         repaired = _ON_COMMIT_DROP_RE.sub(" ON COMMIT DELETE ROWS", repaired)
     if "INTO" in repaired.upper():

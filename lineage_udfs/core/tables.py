@@ -95,6 +95,14 @@ class NameContext:
             path = file_function_path(this, self.dialect)
             if path is not None:
                 return location_dataset(path)
+        if isinstance(this, exp.Func):  # remote('h', db.t), table_changes('db.t', 1)
+            named = self._function_table(this)
+            if named:
+                return qualify_parts(
+                    named,
+                    default_catalog=self.default_catalog,
+                    default_schema=self.default_schema,
+                ) or None
         if not isinstance(this, exp.Identifier):
             if isinstance(this, exp.Dot):
                 parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
@@ -103,6 +111,8 @@ class NameContext:
         if is_file_path(table):  # parquet.`/path`, FROM 's3://…/x.csv': an external dataset
             return location_dataset(str(this.this)) if self.file_datasets else None
         parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
+        if parts[1] == "live" and not parts[0] and self.dialect in _DLT_DIALECTS:
+            parts[1] = ""  # Delta Live Tables LIVE.x: table x of the pipeline's own schema
         name = self.ident(this)
         alias = table.args.get("alias")
         if name == "table" and not this.args.get("quoted") and not any(parts) and (
@@ -120,6 +130,63 @@ class NameContext:
             default_catalog=self.default_catalog,
             default_schema=self.default_schema,
         )
+
+
+    def _function_table(self, func: exp.Func) -> list[str] | None:
+        """The name parts of the table a table function reads, if it reads one named table.
+
+        ClickHouse ``remote|remoteSecure('addr', db.t | db, t [, 'user', …])`` and
+        ``cluster|clusterAllReplicas('name', db.t | db, t [, key])`` read table ``db.t`` on
+        other servers (the same table name on every shard: the table, not a location);
+        ``currentDatabase()`` as the database leaves the name to be qualified as a bare one.
+        Databricks ``table_changes('db.t', from [, to])`` reads the change data feed of ``db.t``.
+
+        Examples:
+            >>> import sqlglot
+            >>> def name(sql, dialect):
+            ...     table = sqlglot.parse_one(sql, read=dialect).find(exp.Table)
+            ...     return NameContext(dialect, default_schema="d").table_name(table)
+            >>> name("SELECT * FROM remote('h:9000', db, t, 'u', 'p')", "clickhouse")
+            'db.t'
+            >>> name("SELECT * FROM cluster('c', currentDatabase(), t)", "clickhouse")
+            'd.t'
+            >>> name("SELECT * FROM table_changes('main.sales.orders', 2)", "databricks")
+            'main.sales.orders'
+        """
+        fname = func.name.lower() if isinstance(func, exp.Anonymous) else ""
+        args = func.expressions
+        if fname == "table_changes" and self.dialect in _DLT_DIALECTS:
+            first = args[0] if args else None
+            if isinstance(first, exp.Literal) and first.is_string and first.this.strip():
+                return [p.strip('`"').lower() for p in _split_name(first.this.strip())]
+            return None
+        if fname not in _REMOTE_TABLE_FUNCTIONS or self.dialect != "clickhouse" or len(args) < 2:
+            return None
+        first = args[1]
+        if isinstance(first, exp.Column) and first.table:
+            return [self.ident(p) for p in first.parts]
+        if isinstance(first, exp.Literal) and first.is_string and "." in first.this:
+            return [p.strip('`"') for p in _split_name(first.this)]
+        table = args[2] if len(args) > 2 else None
+        if isinstance(table, exp.Column) and not table.table:
+            name = self.ident(table.this)
+        elif isinstance(table, exp.Literal) and table.is_string and table.this:
+            name = table.this
+        else:
+            return None
+        if isinstance(first, exp.Column) and not first.table:
+            return [self.ident(first.this), name]
+        if isinstance(first, exp.Literal) and first.is_string:
+            return [first.this, name]
+        return [name]  # currentDatabase() or another expression: the session's database
+
+
+_REMOTE_TABLE_FUNCTIONS = frozenset({"remote", "remotesecure", "cluster", "clusterallreplicas"})
+
+_DLT_DIALECTS = frozenset({"spark", "spark2", "databricks"})
+"""Dialects whose logs hold Delta Live Tables pipelines, where ``LIVE.x`` (also inside
+``STREAM(LIVE.x)``) names the pipeline's table ``x``: ``live`` is a virtual schema that the
+pipeline resolves to its target schema, so the name is qualified like a bare ``x``."""
 
 
 _FILE_EXTENSION_RE = re.compile(
@@ -205,13 +272,17 @@ def file_function_path(func: exp.Expression, dialect: str | None) -> str | None:
 def location_dataset(location: str) -> str | None:
     """The dataset name of a file location: where the data lives, nothing that varies per run.
 
-    Keeps the scheme, host and path; drops user credentials, query strings (signatures,
-    tokens) and fragments; cuts the path at the first Hive-style ``key=value`` partition
-    segment and at the first glob character, so daily partitions of one dataset share a name.
+    Keeps the scheme, host and path; drops user credentials (``user:password@``), query
+    strings (signatures, tokens) and fragments; cuts the path at the first Hive-style
+    ``key=value`` partition segment and at the first glob character, so daily partitions of
+    one dataset share a name. A name before ``@`` without a password is kept: it is part of
+    the location (the container of ``abfss://container@account.dfs.core.windows.net/p``).
 
     Examples:
         >>> location_dataset("s3://AKIA:pw@bucket/events/dt=2024-01-01/part-0.parquet?sig=x")
         's3://bucket/events'
+        >>> location_dataset("abfss://raw@acct.dfs.core.windows.net/iot/")
+        'abfss://raw@acct.dfs.core.windows.net/iot'
         >>> location_dataset("/mnt/raw/orders/*.csv")
         '/mnt/raw/orders'
         >>> location_dataset("@my_stage/path")
@@ -225,6 +296,8 @@ def location_dataset(location: str) -> str | None:
         host = parts.hostname or ""
         if parts.port:
             host = f"{host}:{parts.port}"
+        if parts.username and parts.password is None:
+            host = f"{parts.username}@{host}"
         text = f"{parts.scheme.lower()}://{host}{parts.path}"
     else:
         text = text.split("?", 1)[0]
