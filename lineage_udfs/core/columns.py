@@ -834,7 +834,10 @@ def _merge_pairs(
     ``UPDATE SET *`` / ``INSERT *`` (Databricks) set every target column from the source
     column of the same name: the target's columns come from the catalog (else the source's).
     ``INSERT VALUES (…)`` without a column list fills the target's columns in order when the
-    catalog knows them, else the columns named like the values (``s.id`` → ``id``).
+    catalog knows them, else the columns named like the values (``s.id`` → ``id``). The
+    values of ``WHEN NOT MATCHED THEN INSERT`` are read from the USING source only (there is
+    no target row), so an unqualified ``"A"`` is the source's column (dbt snapshots).
+    BigQuery ``INSERT ROW`` inserts every source column, like ``INSERT *``.
     """
     sources = _dml_sources(statement, resolver, statement.this)
     env = [sources]
@@ -843,6 +846,7 @@ def _merge_pairs(
         resolver._indirect(on, env, Sub.JOIN)
     known = resolver.catalog.columns(target) if target else None
     using = _merge_source(statement, sources)
+    insert_env = [{k: v for k, v in sources.items() if v is using}] if using is not None else env
     pairs: list[tuple[str, frozenset[Dep]]] = []
     whens = statement.args.get("whens")
     for when in (whens.expressions if whens is not None else []):
@@ -850,6 +854,9 @@ def _merge_pairs(
         if cond is not None:
             resolver._indirect(cond, env, Sub.FILTER)
         then = when.args.get("then")
+        where = then.args.get("where") if isinstance(then, exp.Update | exp.Insert) else None
+        if isinstance(where, exp.Where):  # Oracle UPDATE SET … WHERE c / INSERT … WHERE c
+            resolver._indirect(where.this, env, Sub.FILTER)
         if isinstance(then, exp.Update):
             if any(isinstance(e, exp.Star) for e in then.expressions):
                 pairs.extend(_star_pairs(using, known))
@@ -859,7 +866,9 @@ def _merge_pairs(
                     pairs.append((name, frozenset(resolver.expr_deps(eq.expression, env,
                                                                      Sub.IDENTITY))))
         elif isinstance(then, exp.Insert):
-            if isinstance(then.this, exp.Star):
+            if isinstance(then.this, exp.Star) or (
+                isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW"
+            ):
                 pairs.extend(_star_pairs(using, known))
                 continue
             cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
@@ -874,12 +883,13 @@ def _merge_pairs(
                 ]
                 for name, val in zip(names, vals, strict=True):
                     if not name.startswith("_col_"):
-                        pairs.append((name, frozenset(resolver.expr_deps(val, env,
+                        pairs.append((name, frozenset(resolver.expr_deps(val, insert_env,
                                                                          Sub.IDENTITY))))
                 continue
             for col, val in zip(cols, vals, strict=False):
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
-                pairs.append((name, frozenset(resolver.expr_deps(val, env, Sub.IDENTITY))))
+                pairs.append((name, frozenset(resolver.expr_deps(val, insert_env,
+                                                                 Sub.IDENTITY))))
     return pairs
 
 

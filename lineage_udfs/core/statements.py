@@ -558,6 +558,8 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
     * Postgres ``ON COMMIT DROP`` (a temp table's lifetime, read as a Command) is read as
       ``ON COMMIT DELETE ROWS``. Repairs in the row's own dialect are also tried when sqlglot
       fell back to a Command.
+    * Oracle ``MERGE … UPDATE SET … DELETE WHERE (c)`` gets a ``WHEN MATCHED AND (c) THEN
+      DELETE`` branch instead (:func:`_merge_delete_where`).
     * PL/pgSQL ``SELECT … INTO STRICT v`` / ``INTO v, w`` assign variables: the INTO
       clause is dropped (the statement still reads its tables; it writes no table).
     * T-SQL table hints after a DML target (``INSERT INTO t WITH (TABLOCK)``), which sqlglot
@@ -580,6 +582,7 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         repaired = _SCHEMA_EVOLUTION_RE.sub(r"\1", repaired, count=1)
     if "COMMIT" in repaired.upper():
         repaired = _ON_COMMIT_DROP_RE.sub(" ON COMMIT DELETE ROWS", repaired)
+    repaired = _merge_delete_where(repaired, dialect)
     if "INTO" in repaired.upper():
         repaired = _INTO_VARIABLES_RE.sub(lambda m: " " if m.group(1) else m.group(0), repaired)
     if dialect in ("tsql", "fabric"):
@@ -598,6 +601,55 @@ def _repairs(text: str, dialect: str | None) -> Iterator[tuple[str, str | None]]
         yield repaired, dialect
     if dialect is not None:
         yield repaired, None
+
+
+def _merge_delete_where(text: str, dialect: str | None) -> str:
+    """Oracle ``MERGE … WHEN MATCHED THEN UPDATE SET … DELETE WHERE (c)``, which sqlglot does
+    not read: the DELETE (of updated rows meeting ``c``) becomes its own branch, ``WHEN
+    MATCHED AND (c) THEN DELETE``. It reads the same columns (a filter) and writes no value.
+
+    Examples:
+        >>> _merge_delete_where("MERGE INTO t USING s ON (t.k = s.k) WHEN MATCHED THEN UPDATE "
+        ...     "SET t.v = s.v DELETE WHERE (s.v > 1) WHEN NOT MATCHED THEN INSERT (k) "
+        ...     "VALUES (s.k)", "oracle")
+        'MERGE INTO t USING s ON (t.k = s.k) WHEN MATCHED THEN UPDATE SET t.v = s.v WHEN \
+MATCHED AND ((s.v > 1)) THEN DELETE WHEN NOT MATCHED THEN INSERT (k) VALUES (s.k)'
+    """
+    if not _MERGE_HEAD_RE.match(text) or "DELETE" not in text.upper():
+        return text
+    tokens = _tokens(text, dialect) or []
+    depth = 0
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and tok.text.upper() == "DELETE" and 0 < i < len(tokens) - 2 and (
+            tokens[i + 1].text.upper() == "WHERE" and tokens[i - 1].text.upper() != "THEN"
+        ):
+            end = i + 2
+            level = 0
+            while end < len(tokens):
+                t = tokens[end]
+                if t.token_type == TokenType.L_PAREN:
+                    level += 1
+                elif t.token_type == TokenType.R_PAREN:
+                    level -= 1
+                elif level == 0 and (t.text.upper() == "WHEN" or t.token_type == (
+                    TokenType.SEMICOLON
+                )):
+                    break
+                end += 1
+            if end == i + 2:
+                return text
+            condition = text[tokens[i + 2].start : tokens[end - 1].end + 1]
+            rest = text[tokens[end].start :] if end < len(tokens) else ""
+            head = text[: tok.start].rstrip()
+            return f"{head} WHEN MATCHED AND ({condition}) THEN DELETE {rest}".rstrip()
+    return text
+
+
+_MERGE_HEAD_RE = re.compile(r"^\s*MERGE\b", re.IGNORECASE)
 
 
 def _file_statement(text: str) -> str:
