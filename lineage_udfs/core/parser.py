@@ -19,10 +19,17 @@ from sqlglot import exp
 from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
-from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus, StatementType
+from lineage_udfs.core.enums import (
+    ErrorKind,
+    ParserName,
+    ParseStatus,
+    StatementType,
+    TransformationType,
+)
 from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, sqlparse_tables
 from lineage_udfs.core.fingerprint import mask_literals, normalized_masked_sql
 from lineage_udfs.core.models import (
+    ColumnEdge,
     ParseFailure,
     ParseResult,
     ResultColumn,
@@ -39,6 +46,7 @@ from lineage_udfs.core.statements import (
 )
 from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
+from lineage_udfs.core.variables import assigned_variables, variable_uses
 
 Catalog = Mapping[str, Mapping[str, object]]
 """``{qualified table name: {column: type}}`` with columns in declared order."""
@@ -167,10 +175,13 @@ class LineageParser:
                 ctx = replace(ctx, dialect=fallback)
         steps: list[_Step] = []
         catalog = self.catalog
+        values: dict[str, _VariableValue] = {}
         for chunk in chunks:
             if chunk.control:
                 continue
             step, ctx, catalog = self._statement(chunk, len(steps), ctx, catalog)
+            if chunk.expression is not None and isinstance(step.tables, StatementTables):
+                _track_variables(step, chunk.expression, ctx, values)
             steps.append(step)
         if not steps:
             return ParseResult(StatementType.SESSION, ParserName.SQLGLOT, ParseStatus.OK)
@@ -320,6 +331,54 @@ class LineageParser:
 
 
 # ---------------------------------------------------------------------- helpers
+_VariableValue = tuple[frozenset[str], frozenset[tuple[str, str]]]
+"""What a variable set from a query was computed from: tables, and (table, column) pairs."""
+
+
+def _track_variables(
+    step: _Step, statement: exp.Expression, ctx: NameContext, values: dict[str, _VariableValue]
+) -> None:
+    """Variables set from queries, through a script (see :mod:`~lineage_udfs.core.variables`).
+
+    A statement that reads a variable (``$m``, ``@m``, ``:m``, a declared ``m``) also reads the
+    tables the variable's query read: they become its sources, and their columns INDIRECT
+    dependencies of each of its target columns (subtype: where the variable is read). A
+    statement that sets variables from a query records what they were computed from,
+    including the variables that query read in turn.
+    """
+    tables = step.tables
+    if not isinstance(tables, StatementTables):
+        return
+    read_tables: set[str] = set()
+    read_columns: set[tuple[str, str]] = set()
+    extra: dict[ColumnEdge, None] = {}
+    for name, subtype in variable_uses(statement, frozenset(values), ctx):
+        from_tables, from_columns = values[name]
+        read_tables.update(from_tables)
+        read_columns.update(from_columns)
+        for target in tables.targets[:1]:
+            for column in step.columns.target_columns:
+                for table, source in sorted(from_columns):
+                    extra[ColumnEdge(table, source, target, column,
+                                     TransformationType.INDIRECT, subtype)] = None
+    for name in sorted(read_tables):
+        if name not in tables.sources:
+            tables.sources.append(name)
+    if extra:
+        known = set(step.columns.edges)
+        step.columns = replace(
+            step.columns, edges=step.columns.edges + tuple(e for e in extra if e not in known)
+        )
+    assigned = assigned_variables(statement, step.statement_type)
+    if assigned:
+        read_tables.update(tables.sources)
+        read_columns.update(
+            (r.source_table, r.source_column) for r in step.columns.result_columns
+        )
+        for name in assigned:
+            values[name] = (frozenset(read_tables), frozenset(read_columns))
+
+
 def _lower(value: str | None) -> str | None:
     return value.lower() if value else None
 

@@ -15,6 +15,7 @@ from sqlglot import exp
 from lineage_udfs.core.dialects import normalize_identifier, qualify_parts
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.variables import assigned_queries
 
 _SESSION_TYPES: tuple[type[exp.Expression], ...] = tuple(
     t
@@ -431,6 +432,8 @@ def classify_statement(statement: exp.Expression) -> StatementType:
         return StatementType.CTAS if statement.expression is not None else StatementType.SESSION
     if isinstance(statement, exp.Command):
         return _classify_command(statement)
+    if assigned_queries(statement):
+        return StatementType.SELECT  # SET v = (SELECT …): a query, like SELECT … INTO v
     if isinstance(statement, _SESSION_TYPES):
         return StatementType.SESSION
     return StatementType.UNKNOWN
@@ -876,6 +879,9 @@ def extract_tables(
     elif isinstance(statement, exp.Command):
         _command_tables(statement, kind, ctx, opts, result)
         return result
+    elif isinstance(statement, exp.Set | exp.Declare) and kind == StatementType.SELECT:
+        # a variable set from a query reads the query's tables (see :mod:`variables`)
+        result.query = assigned_queries(statement)[0][1]
     elif kind in (StatementType.SESSION, StatementType.UNKNOWN):
         return result
 
