@@ -3833,12 +3833,14 @@ WITH dupes AS (
 )
 DELETE FROM dupes WHERE rn > 1;
 """,
-    ["dbo.customers"],
+    [],
     ["dbo.customers"],
     [],
-    "DELETE through a CTE deletes from its base table: the target is dbo.Customers (not the CTE). "
-    "Revised after scoring: first written with no source, but the CTE's ROW_NUMBER reads the whole table, which is a real read like a self-subquery "
-    "(the documented 'target is not a source unless the statement really reads it' rule), so the table is a source too",
+    "DELETE through a CTE deletes from its base table: the target is dbo.Customers (not the CTE), and it is not also a source. "
+    "Revised twice: first written with no source; then given dbo.Customers as a source too (the CTE's ROW_NUMBER reads the whole table); "
+    "back to no source, because the CTE here is the DELETE's updatable view of its own target rows (T-SQL deletes through it), "
+    "not a second input: its window reads the rows being deleted, as a DELETE's own WHERE does, and a DML target is not a source "
+    "(update_target_as_source=false). A separate self-subquery (WHERE id IN (SELECT … FROM dbo.Customers)) would still be a source",
 )
 
 C(

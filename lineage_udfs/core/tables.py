@@ -768,7 +768,10 @@ def extract_tables(
                 if ctx.table_name(t) in deleted:
                     skip_nodes.add(id(t))
         else:
-            add_target(statement.this)
+            resolved = _resolve_alias_target(statement, statement.this, ctx)
+            add_target(resolved)
+            if resolved is not statement.this:
+                skip_nodes.add(id(statement.this))
     elif isinstance(statement, exp.Copy):
         node, cols = _unwrap_schema(statement.this)  # COPY t (a, b) …: t and its columns
         if statement.args.get("kind"):  # COPY INTO table FROM files
@@ -1009,14 +1012,46 @@ def _is_alias_reference(table: exp.Table, statement: exp.Expression) -> bool:
 def _resolve_alias_target(
     statement: exp.Expression, node: exp.Expression | None, ctx: NameContext
 ) -> exp.Expression | None:
-    """``UPDATE d SET … FROM t d``: the target is the table aliased ``d``."""
+    """The table a DML statement writes when its target names an alias, a CTE or a derived table.
+
+    ``UPDATE d SET … FROM t d``: the table aliased ``d``. ``WITH d AS (SELECT … FROM t)
+    DELETE FROM d`` and ``UPDATE d SET … FROM (SELECT … FROM t) d`` (T-SQL updatable CTEs
+    and derived tables): rows are deleted or updated in the one base table the CTE or derived
+    table selects from, ``t`` (through CTE chains). That table is the target; as for any DML
+    target it is not also a source (option ``update_target_as_source``), although the CTE
+    reads it: the CTE is a view of the target's own rows, not a second input. Other tables
+    the CTE reads (subqueries, joins) stay sources.
+    """
     if not isinstance(node, exp.Table) or node.args.get("db") or node.args.get("alias"):
         return node
     name = node.name.lower()
     for t in statement.find_all(exp.Table):
         if t is not node and t.alias and t.alias.lower() == name:
             return t
+    cte = cte_reference(node)
+    if cte is not None:
+        return _single_base_table(cte.this, 0) or node
+    for derived in statement.find_all(exp.Subquery):
+        if derived.alias and derived.alias.lower() == name:
+            return _single_base_table(derived.this, 0) or node
     return node
+
+
+def _single_base_table(query: exp.Expression | None, depth: int) -> exp.Table | None:
+    """The base table of a SELECT over one relation (no join, no set operation), through CTEs
+    and derived tables: the table a DML statement writes through such a query."""
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    if not isinstance(query, exp.Select) or query.args.get("joins") or depth > 10:
+        return None
+    from_ = query.args.get("from_")
+    relation = from_.this if isinstance(from_, exp.From) else None
+    if isinstance(relation, exp.Subquery):
+        return _single_base_table(relation.this, depth + 1)
+    if not isinstance(relation, exp.Table) or not isinstance(relation.this, exp.Identifier):
+        return None
+    cte = cte_reference(relation)
+    return _single_base_table(cte.this, depth + 1) if cte is not None else relation
 
 
 def _option_uris(options: object, ctx: NameContext) -> list[str]:
