@@ -27,7 +27,9 @@ class ParserOptions:
             (None: no retry).
         destructive_statements_as_targets: DROP / TRUNCATE / DELETE name their table as a
             target (OpenLineage, DataHub). False gives sqllineage's "no lineage".
-        ddl_as_target: ALTER TABLE … (ADD COLUMN, …) names its table as a target.
+        ddl_as_target: ALTER TABLE … (ADD COLUMN, …) names its table as a target; so does
+            ``REFRESH MATERIALIZED VIEW mv`` (mv's rows are rewritten; its inputs are named
+            only by its definition, so it has no sources).
         rename_as_lineage: ALTER TABLE a RENAME TO b / RENAME TABLE gives source a, target b.
         update_target_as_source: UPDATE / MERGE also list their target as a source (DataHub).
         include_unused_cte_sources: tables read only by CTEs that nothing uses count as

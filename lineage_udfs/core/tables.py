@@ -434,6 +434,8 @@ def classify_statement(statement: exp.Expression) -> StatementType:
         return _classify_command(statement)
     if assigned_queries(statement):
         return StatementType.SELECT  # SET v = (SELECT …): a query, like SELECT … INTO v
+    if _refreshes_rows(statement):
+        return StatementType.INSERT_OVERWRITE
     if isinstance(statement, _SESSION_TYPES):
         return StatementType.SESSION
     return StatementType.UNKNOWN
@@ -495,6 +497,21 @@ _EXCHANGE_TABLES_RE = re.compile(
 _REPAIR_TABLE_RE = re.compile(r"^\s*(?:REPAIR\s+)?TABLE\s+" + _named("dst"), re.IGNORECASE)
 """Hive/Spark ``MSCK REPAIR TABLE t``: t's partition metadata is rebuilt (DDL on t)."""
 
+_REFRESH_RE = re.compile(
+    r"^\s*(?:MATERIALIZED\s+VIEW|STREAMING\s+TABLE)\s+(?:CONCURRENTLY\s+)?" + _named("dst")
+    + r"(?:\s+(?:WITH\s+(?:NO\s+)?DATA|FULL|SYNC|ASYNC|RESTRICT|CASCADE))*\s*;?\s*$",
+    re.IGNORECASE,
+)
+"""``REFRESH MATERIALIZED VIEW [CONCURRENTLY] mv`` (Postgres, Redshift, Databricks, Trino) and
+Databricks ``REFRESH STREAMING TABLE t``: the object's rows are recomputed (see
+:func:`_refreshes_rows`). Not Spark ``REFRESH TABLE t``, which only reloads cached metadata."""
+_DYNAMIC_REFRESH_RE = re.compile(
+    r"^\s*DYNAMIC\s+TABLE\s+(?:IF\s+EXISTS\s+)?" + _named("dst") + r"\s+REFRESH\s*;?\s*$",
+    re.IGNORECASE,
+)
+"""Snowflake ``ALTER DYNAMIC TABLE dt REFRESH`` (Snowflake's materialized views refresh by
+themselves and have no REFRESH statement)."""
+
 _COMMAND_RULES: tuple[tuple[str, re.Pattern[str], StatementType], ...] = (
     ("CREATE", _CLONE_RE, StatementType.CTAS),
     ("ALTER", _EXCHANGE_RE, StatementType.SWAP),
@@ -504,6 +521,8 @@ _COMMAND_RULES: tuple[tuple[str, re.Pattern[str], StatementType], ...] = (
     ("EXCHANGE", _EXCHANGE_TABLES_RE, StatementType.SWAP),
     ("MSCK", _REPAIR_TABLE_RE, StatementType.DDL),
     ("MSCK REPAIR", _REPAIR_TABLE_RE, StatementType.DDL),
+    ("REFRESH", _REFRESH_RE, StatementType.INSERT_OVERWRITE),
+    ("ALTER", _DYNAMIC_REFRESH_RE, StatementType.INSERT_OVERWRITE),
 )
 """Statements sqlglot reads as a Command that name the tables data moves between: the keyword,
 the pattern of the rest (groups ``src`` and ``dst``) and the statement type."""
@@ -538,6 +557,29 @@ def _classify_command(statement: exp.Command) -> StatementType:
     if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
         return StatementType.DDL
     return StatementType.SESSION
+
+
+def _refreshes_rows(statement: exp.Expression) -> bool:
+    """Whether a statement recomputes a materialized view's (or streaming table's) rows.
+
+    ``REFRESH MATERIALIZED VIEW mv`` rewrites mv from its stored query: mv is the target and
+    there is no source, because the inputs are named only by the view's definition (its
+    CREATE MATERIALIZED VIEW carries the lineage). The reasoning is ``ddl_as_target``'s: a
+    statement that names only the table it changes names it as a target, and with
+    ``ddl_as_target=False`` it names nothing. Spark ``REFRESH TABLE t`` (cached metadata
+    reloaded, rows unchanged) is not one. sqlglot reads some dialects' REFRESH as a
+    ``Refresh`` node and others' as a Command (see ``_REFRESH_RE``).
+
+    Examples:
+        >>> import sqlglot
+        >>> [_refreshes_rows(sqlglot.parse_one(s, read="databricks")) for s in (
+        ...     "REFRESH MATERIALIZED VIEW m.s.mv", "REFRESH TABLE t")]
+        [True, False]
+    """
+    if type(statement).__name__ != "Refresh" or not isinstance(statement.this, exp.Table):
+        return False
+    kind = str(statement.args.get("kind") or "").upper()
+    return kind in ("MATERIALIZED VIEW", "STREAMING TABLE")
 
 
 def _partition_source(alter: exp.Alter) -> exp.Table | None:
@@ -882,6 +924,10 @@ def extract_tables(
     elif isinstance(statement, exp.Command):
         _command_tables(statement, kind, ctx, opts, result)
         return result
+    elif _refreshes_rows(statement):
+        if opts.ddl_as_target:
+            add_target(statement.this)
+        return result
     elif isinstance(statement, exp.Set | exp.Declare) and kind == StatementType.SELECT:
         # a variable set from a query reads the query's tables (see :mod:`variables`)
         result.query = assigned_queries(statement)[0][1]
@@ -1118,7 +1164,7 @@ def _command_tables(
     groups = match.groupdict()
     target = name_of(groups["dst"])
     source = name_of(groups["src"]) if groups.get("src") else None
-    if kind == StatementType.DDL:
+    if kind == StatementType.DDL or source is None:  # names only the table it changes
         if opts.ddl_as_target:
             result.targets.append(target)
         return
