@@ -7,6 +7,11 @@ are memoized, so the cost is linear in the size of the tree (no per-column ``sql
 Each dependency carries an OpenLineage transformation subtype. DIRECT subtypes (IDENTITY <
 TRANSFORMATION < AGGREGATION < MASKED) compose by taking the strongest along the path; a column
 read in WHERE/JOIN/GROUP BY/ORDER BY/PARTITION BY/CASE conditions is INDIRECT and never DIRECT.
+So is an argument that selects or orders rather than feeds the value: ``ARRAY_AGG(y ORDER BY
+z)`` / ``LISTAGG(y) WITHIN GROUP (ORDER BY z)`` (z SORT, but an ordered-set aggregate such as
+``PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)`` aggregates x), the key of ``max_by`` /
+``argMax`` (SORT), the condition of ``count_if`` / ``sumIf`` and the test of ``NVL2``
+(CONDITIONAL), an aggregate's ``FILTER (WHERE …)`` (FILTER).
 """
 
 from __future__ import annotations
@@ -148,6 +153,7 @@ class _Resolver:
         self.ctx = ctx
         self._cond = _as_direct if conditions_as_direct else _cond_ctx
         self._window = _as_direct if conditions_as_direct else _window_ctx
+        self._sort = _as_direct if conditions_as_direct else _sort_ctx
         self.catalog = catalog
         self.indirect: set[Dep] = set()
         self._cte_memo: dict[int, _Source] = {}
@@ -466,6 +472,39 @@ class _Resolver:
                 if order is not None:
                     stack.append((order, self._window(sub, Sub.WINDOW)))
                 continue
+            if isinstance(item, exp.Order):
+                # ORDER BY inside an aggregate (ARRAY_AGG(y ORDER BY z), STRING_AGG, LISTAGG …
+                # WITHIN GROUP): z orders the values, it is not one of them
+                if item.this is not None:
+                    stack.append((item.this, sub))
+                for ordered in item.expressions:
+                    stack.append((ordered, self._sort(sub, Sub.SORT)))
+                continue
+            if isinstance(item, exp.WithinGroup):
+                stack.append((item.this, sub))
+                order = item.expression
+                if isinstance(order, exp.Order):
+                    # an ordered-set aggregate (PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x))
+                    # aggregates its ORDER BY column; LISTAGG(y) WITHIN GROUP only sorts by it
+                    key_sub = _step(sub, Sub.AGGREGATION) if _is_ordered_set(item.this) else (
+                        self._sort(sub, Sub.SORT)
+                    )
+                    for ordered in order.expressions:
+                        stack.append((ordered, key_sub))
+                continue
+            selector = _selector_args(item)
+            if selector is not None:
+                # max_by(v, key) / argMax: key picks the row; count_if(cond), sumIf(v, cond):
+                # cond picks the rows; NVL2(test, a, b): test picks the branch
+                values, keys, key_kind = selector
+                value_sub = _step(sub, Sub.TRANSFORMATION if isinstance(item, exp.Nvl2) else (
+                    Sub.AGGREGATION))
+                key_fn = self._sort if key_kind is Sub.SORT else self._cond
+                for arg in values:
+                    stack.append((arg, value_sub))
+                for arg in keys:
+                    stack.append((arg, key_fn(value_sub, key_kind)))
+                continue
             if isinstance(item, exp.Filter):
                 stack.append((item.this, sub))
                 if item.expression is not None:
@@ -623,6 +662,57 @@ def _window_ctx(ctx: Sub, _: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.WINDOW
 
 
+def _sort_ctx(ctx: Sub, _: Sub) -> Sub:
+    return ctx if ctx in INDIRECT_SUBTYPES else Sub.SORT
+
+
+_ORDERED_SET_AGGREGATES = frozenset(
+    {"percentile_cont", "percentile_disc", "mode", "rank", "dense_rank", "percent_rank",
+     "cume_dist", "median"}
+)
+"""Aggregates whose ``WITHIN GROUP (ORDER BY x)`` names the aggregated value x."""
+_ARG_BY_FUNCTIONS = frozenset({"max_by", "min_by", "arg_max", "arg_min", "argmax", "argmin"})
+"""``f(value, key)``: the value of the row with the largest/smallest key (key is a selector)."""
+
+
+def _func_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        return node.name.lower()
+    return node.sql_name().lower() if isinstance(node, exp.Func) else ""
+
+
+def _is_ordered_set(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Func) and _func_name(node) in _ORDERED_SET_AGGREGATES
+
+
+def _selector_args(
+    node: exp.Expression,
+) -> tuple[list[exp.Expression], list[exp.Expression], Sub] | None:
+    """Split a call into value arguments and selector arguments (None: not such a call).
+
+    ``max_by(v, k)`` / ``argMax(v, k)`` → ([v], [k], SORT); ``count_if(c)`` → ([], [c],
+    CONDITIONAL); ``sum_if(v, c)`` / ClickHouse ``sumIf(v, c)`` (the ``-If`` combinator: the
+    last argument is the condition) → ([v], [c], CONDITIONAL); ``NVL2(t, a, b)`` → ([a, b], [t],
+    CONDITIONAL).
+    """
+    if isinstance(node, exp.ArgMax | exp.ArgMin):
+        return [node.this], [node.expression] if node.expression is not None else [], Sub.SORT
+    if isinstance(node, exp.CountIf):
+        return [], [node.this], Sub.CONDITIONAL
+    if isinstance(node, exp.Nvl2):
+        values = [v for v in (node.args.get("true"), node.args.get("false")) if v is not None]
+        return values, [node.this], Sub.CONDITIONAL
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        name = _func_name(node)
+        args = list(node.expressions)
+        if name in _ARG_BY_FUNCTIONS and len(args) >= 2:
+            return [args[0]], args[1:2], Sub.SORT
+        combinator = isinstance(node, exp.CombinedAggFunc) and name.endswith("if")
+        if (combinator or name.endswith("_if")) and len(args) >= 1:
+            return args[:-1], args[-1:], Sub.CONDITIONAL
+    return None
+
+
 def _filter(ctx: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.FILTER
 
@@ -669,8 +759,9 @@ def extract_column_edges(
         tables: what :func:`extract_tables` found for it.
         ctx: the naming context.
         catalog: known table columns (``*`` expansion, unqualified columns in joins).
-        conditions_as_direct: count CASE/IF conditions and window PARTITION/ORDER BY
-            columns as DIRECT/TRANSFORMATION (the peers' convention) instead of INDIRECT.
+        conditions_as_direct: count CASE/IF conditions, window PARTITION/ORDER BY columns
+            and selector arguments (aggregate ORDER BY, ``max_by`` keys, ``count_if``
+            conditions) as DIRECT (the peers' convention) instead of INDIRECT.
 
     Returns:
         Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
