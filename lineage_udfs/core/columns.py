@@ -292,6 +292,11 @@ class _Resolver:
         if isinstance(node, exp.Subquery):
             src = _rename(self.query(node.this, outer), node.args.get("alias"), self)
             return alias, src
+        if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery | exp.Query):
+            # LATERAL (SELECT …) / CROSS APPLY / OUTER APPLY: a derived table (columns by
+            # name) whose query may also read the columns of the relations before it
+            src = _rename(self.query(node.this, [current, *outer]), node.args.get("alias"), self)
+            return alias, src
         if isinstance(node, exp.Unnest | exp.Lateral | exp.UDTF):
             deps = self.expr_deps(node.this if isinstance(node, exp.Lateral) else node,
                                   [current, *outer], Sub.TRANSFORMATION)
