@@ -251,6 +251,99 @@ class _Resolver:
         outer: list[dict[str, _Source]],
         current: dict[str, _Source],
     ) -> tuple[str, _Source] | None:
+        found = self._plain_relation(node, outer, current)
+        pivots = node.args.get("pivots")
+        if found is None or not pivots:
+            return found
+        key, src = found
+        for pivot in pivots:
+            if isinstance(pivot, exp.Pivot):
+                src = self._pivot(pivot, key, src, outer)
+                if pivot.alias:
+                    key = pivot.alias.lower()
+        return key, src
+
+    def _pivot(
+        self, pivot: exp.Pivot, key: str, src: _Source, outer: list[dict[str, _Source]]
+    ) -> _Source:
+        """The relation a PIVOT / UNPIVOT makes of ``src``.
+
+        PIVOT (agg(v) FOR k IN (x, y)): the columns not named in the clause pass through, then
+        one column per value (sqlglot's names, else the alias list) is agg(v) (AGGREGATION)
+        selected by k (CONDITIONAL). UNPIVOT (v FOR k IN (a, b)): the columns not named pass
+        through, then k (made of column names: no source column), then v from a and b. An
+        alias list ``AS p (c1, …)`` renames the result by position. Without the source's
+        columns, the unnamed columns pass through as an unexpanded ``*``.
+        """
+        env = [{key: src}, *outer]
+        used: set[str] = set()
+        fields = [f for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
+        new: list[Output] = []
+        if pivot.args.get("unpivot"):
+            values = pivot.expressions[0] if pivot.expressions else None
+            value_names = [self.col_name(v) for v in (
+                values.expressions if isinstance(values, exp.Tuple) else pivot.expressions
+            )]
+            value_deps: list[set[Dep]] = [set() for _ in value_names]
+            name_cols: list[str] = []
+            for field_ in fields:
+                name_cols.append(self.col_name(field_.this if not isinstance(
+                    field_.this, exp.Column) else field_.this.this))
+                for item in field_.expressions:
+                    if isinstance(item, exp.PivotAlias | exp.Alias):
+                        item = item.this
+                    parts = item.expressions if isinstance(item, exp.Tuple) else [item]
+                    for i, part in enumerate(parts[: len(value_deps)]):
+                        value_deps[i].update(self.expr_deps(part, env, Sub.IDENTITY))
+                        used.update(self.col_name(c.this) for c in part.find_all(exp.Column))
+            new.extend((n, frozenset()) for n in name_cols)
+            new.extend((n, frozenset(d)) for n, d in zip(value_names, value_deps, strict=True))
+        else:
+            selector: set[Dep] = set()
+            for field_ in fields:
+                for t, c, s in self.expr_deps(field_.this, env, Sub.CONDITIONAL):
+                    selector.add((t, c, compose(Sub.CONDITIONAL, s)))
+                used.update(self.col_name(c.this) for c in field_.this.find_all(exp.Column))
+            per_agg: list[frozenset[Dep]] = []
+            for agg in pivot.expressions:
+                per_agg.append(frozenset(self.expr_deps(agg, env, Sub.IDENTITY) | selector))
+                used.update(self.col_name(c.this) for c in agg.find_all(exp.Column))
+            names = [self.col_name(c) for c in pivot.args.get("columns") or []]
+            if not names and len(fields) == 1 and len(per_agg) == 1:
+                for item in fields[0].expressions:
+                    if isinstance(item, exp.PivotAlias | exp.Alias):
+                        names.append(self.col_name(item.args.get("alias")))
+                    elif isinstance(item, exp.Literal | exp.Column):
+                        names.append(item.name)
+            every = frozenset().union(*per_agg) if per_agg else frozenset(selector)
+            for i, name in enumerate(names):
+                # sqlglot names one column per (value, aggregate), aggregates varying fastest
+                deps = per_agg[i % len(per_agg)] if per_agg and len(names) % len(per_agg) == 0 else (
+                    every)
+                new.append((name, deps))
+        used_lower = {u.lower() for u in used}
+        cols = src.columns()
+        alias = pivot.args.get("alias")
+        renames = [self.col_name(c) for c in alias.columns] if isinstance(
+            alias, exp.TableAlias) else []
+        if cols is None and len(renames) > len(new):
+            # the alias list names the pass-through columns too: assume they keep their names
+            cols = tuple(renames[: len(renames) - len(new)])
+        if cols is None:
+            return _Source(outputs=new, star=[src])
+        outputs = [(c, src.lookup(c) or frozenset()) for c in cols if c.lower() not in used_lower]
+        outputs.extend(new)
+        if renames:
+            outputs = [(renames[i] if i < len(renames) else n, d)
+                       for i, (n, d) in enumerate(outputs)]
+        return _Source(outputs=outputs)
+
+    def _plain_relation(
+        self,
+        node: exp.Expression,
+        outer: list[dict[str, _Source]],
+        current: dict[str, _Source],
+    ) -> tuple[str, _Source] | None:
         if type(node).__name__ in ("Final", "Stream") and isinstance(node.this, exp.Expression):
             # ClickHouse FROM t FINAL, Databricks FROM STREAM(t) / STREAM t: the table's rows
             inner = _innermost(node.this)
@@ -376,25 +469,29 @@ class _Resolver:
         for r in star.args.get("replace") or []:
             if isinstance(r, exp.Alias):
                 replace[self.col_name(r.args.get("alias"))] = r.this
+        rename = {}  # Snowflake * RENAME (a AS b)
+        for r in star.args.get("rename") or []:
+            if isinstance(r, exp.Alias) and isinstance(r.this, exp.Column):
+                rename[self.col_name(r.this.this)] = self.col_name(r.args.get("alias"))
         chosen = [s for k, s in sources.items() if not qualifier or k.split("\x00")[0] == qualifier]
         for src in chosen:
             if src.udtf is not None:
                 continue
             cols = src.columns()
             if cols is None:
+                # unknown columns pass through by name; the ones the star names are known
                 stars.append(src)
-                for name, deps in src.outputs or ():
-                    if name not in except_:
-                        outputs.append((name, deps))
-                continue
+                named = [n for n, _ in src.outputs or ()]
+                named.extend(n for n in [*replace, *rename] if n not in named)
+                cols = tuple(named)
             for col in cols:
-                if col in except_ or any(col == n for n, _ in outputs):
+                if col in except_ or any(rename.get(col, col) == n for n, _ in outputs):
                     continue  # a name already in the result: the first relation's wins
                 if col in replace:
                     deps = frozenset(self.expr_deps(replace[col], [sources], Sub.IDENTITY))
                 else:
                     deps = src.lookup(col) or frozenset()
-                outputs.append((col, deps))
+                outputs.append((rename.get(col, col), deps))
 
     # ---------------------------------------------------------------- expressions
     def _indirect(
