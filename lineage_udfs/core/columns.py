@@ -659,6 +659,13 @@ class _Resolver:
             return frozenset()
         if prefer_alias and aliases and name in aliases:
             return aliases[name]
+        if aliases and name in aliases and self.ctx.dialect in _LATERAL_ALIAS_DIALECTS and not (
+            f"\x01col:{name}" in env[0]
+            or any(s.has(name) for k, s in env[0].items() if not k.startswith("\x01"))
+        ):
+            # a lateral column alias (SELECT a * b AS x, x + 1 AS y): the earlier output,
+            # unless a relation of this SELECT is known to have a column of that name
+            return aliases[name]
         if name in self.ctx.variables and self.ctx.dialect not in _VARIABLES_NEED_PREFIX and not (
             any(s.has(name) for level in env for k, s in level.items() if not k.startswith("\x01"))
         ):
@@ -709,6 +716,13 @@ class _Resolver:
 
 _FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
 """Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
+_LATERAL_ALIAS_DIALECTS = frozenset(
+    {"snowflake", "databricks", "spark", "redshift", "duckdb", "clickhouse", "teradata"}
+)
+"""Dialects where a projection may name an earlier projection's alias (Snowflake, Spark 3.4+ /
+Databricks, Redshift, DuckDB, ClickHouse, Teradata; not BigQuery, Postgres, MySQL, T-SQL,
+Oracle, Trino or Hive). The engine resolves the name as a column first, so the alias wins only
+when no relation is known to have that column."""
 _VARIABLES_NEED_PREFIX = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose SQL statements name a variable only with a prefix (Snowflake Scripting
 ``:v``, T-SQL ``@v``): there a bare name is always a column. Elsewhere (PL/pgSQL, PL/SQL,
