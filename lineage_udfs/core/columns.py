@@ -907,6 +907,16 @@ def extract_column_edges(
         known = resolver.catalog.columns(target) if statement.find_ancestor(
             exp.Insert
         ) is not None or isinstance(statement, exp.Insert) else None
+        if not tables.target_columns:
+            static, dynamic = _partition_spec(statement, resolver)
+            if known and (static or dynamic):
+                known = _insert_column_order(known, static, dynamic)
+            elif dynamic and len(outputs) > len(dynamic) and not src.star:
+                # no schema: the last columns of the query fill the dynamic partitions
+                outputs = outputs[: -len(dynamic)] + [
+                    (name, deps) for name, (_, deps) in zip(
+                        dynamic, outputs[-len(dynamic):], strict=True)
+                ]
         pairs = _map_to_target(outputs, tables.target_columns, known)
         if not tables.target_columns and not known:
             star_sources = tuple(_star_tables(src))
@@ -957,6 +967,49 @@ def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[Res
     return tuple(
         ResultColumn(t, c, name, transformation_type(s), s)
         for t, c, name, s in sorted(rows, key=lambda k: (k[2], k[0], k[1], k[3].value))
+    )
+
+
+def _partition_spec(
+    statement: exp.Expression, resolver: _Resolver
+) -> tuple[set[str], list[str]]:
+    """An INSERT's ``PARTITION (…)`` clause: its static and dynamic column names (lower case).
+
+    ``PARTITION (dt='x', h)`` → ({'dt'}, ['h']); no clause → (set(), []).
+    """
+    table = statement.this if isinstance(statement, exp.Insert) else None
+    if isinstance(table, exp.Schema):
+        table = table.this
+    partition = table.args.get("partition") if isinstance(table, exp.Table) else None
+    static: set[str] = set()
+    dynamic: list[str] = []
+    for item in partition.expressions if isinstance(partition, exp.Partition) else []:
+        if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column):
+            static.add(resolver.col_name(item.this.this).lower())
+        elif isinstance(item, exp.Column):
+            dynamic.append(resolver.col_name(item.this).lower())
+    return static, dynamic
+
+
+def _insert_column_order(
+    known: tuple[str, ...], static: set[str], dynamic: list[str]
+) -> tuple[str, ...]:
+    """The target columns a positional INSERT … PARTITION (…) SELECT fills, in order.
+
+    Hive / Spark: the query gives the columns outside the PARTITION clause in table order,
+    then the dynamic partition columns (``PARTITION (dt)``) in the clause's order; a static
+    one (``PARTITION (dt='x')``) gets its value from the clause.
+
+    Examples:
+        >>> _insert_column_order(("dt", "a", "b"), {"dt"}, [])
+        ('a', 'b')
+        >>> _insert_column_order(("a", "dt", "b"), set(), ["dt"])
+        ('a', 'b', 'dt')
+    """
+    by_lower = {c.lower(): c for c in known}
+    named = static | set(dynamic)
+    return tuple(c for c in known if c.lower() not in named) + tuple(
+        by_lower.get(d, d) for d in dynamic
     )
 
 
