@@ -452,6 +452,13 @@ class _Resolver:
             part = select.args.get(key)
             if part is not None:  # WHERE cannot see SELECT aliases; the others can
                 self._indirect(part, env, subtype, aliases=None if key == "where" else aliases)
+        connect = select.args.get("connect")
+        if isinstance(connect, exp.Connect):
+            # hierarchical query: START WITH picks the root rows, CONNECT BY joins a row to
+            # its parent
+            for key, subtype in (("start", Sub.FILTER), ("connect", Sub.JOIN)):
+                if connect.args.get(key) is not None:
+                    self._indirect(connect.args[key], env, subtype)
         return _Source(outputs=outputs, star=stars)
 
     def _expand_star(
@@ -657,6 +664,8 @@ class _Resolver:
                 if found is not None:
                     return found
             return frozenset()
+        if _is_pseudo_column(column, self.ctx.dialect):
+            return frozenset()
         if prefer_alias and aliases and name in aliases:
             return aliases[name]
         if aliases and name in aliases and self.ctx.dialect in _LATERAL_ALIAS_DIALECTS and not (
@@ -716,6 +725,34 @@ class _Resolver:
 
 _FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
 """Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
+_PSEUDO_COLUMNS: dict[str | None, frozenset[str]] = {
+    "oracle": frozenset({"level", "rownum", "rowid", "connect_by_isleaf", "connect_by_iscycle",
+                         "ora_rowscn", "sysdate", "systimestamp", "user", "uid",
+                         "sessiontimezone", "dbtimezone"}),
+    "postgres": frozenset({"user", "current_role", "current_user", "session_user"}),
+    "redshift": frozenset({"user", "current_user", "session_user", "sysdate"}),
+    "mysql": frozenset({"utc_date", "utc_time", "utc_timestamp"}),
+}
+"""Bare keywords that sqlglot reads as columns but that name a value of the session or of the
+row's position (Oracle LEVEL / ROWNUM / ROWID, Postgres ``user``, MySQL UTC_DATE): never a
+table column. A quoted identifier is a column."""
+_HIERARCHY_PSEUDO_COLUMNS = frozenset({"level", "connect_by_isleaf", "connect_by_iscycle"})
+"""Pseudo-columns of a CONNECT BY query in any dialect that has one (Snowflake, Oracle)."""
+
+
+def _is_pseudo_column(column: exp.Column, dialect: str | None) -> bool:
+    ident = column.this
+    if column.table or not isinstance(ident, exp.Identifier) or ident.args.get("quoted"):
+        return False
+    name = ident.name.lower()
+    if name in _PSEUDO_COLUMNS.get(dialect, frozenset()):
+        return True
+    if name in _HIERARCHY_PSEUDO_COLUMNS:
+        select = column.find_ancestor(exp.Select)
+        return select is not None and select.args.get("connect") is not None
+    return False
+
+
 _LATERAL_ALIAS_DIALECTS = frozenset(
     {"snowflake", "databricks", "spark", "redshift", "duckdb", "clickhouse", "teradata"}
 )
