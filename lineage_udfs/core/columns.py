@@ -398,7 +398,7 @@ class _Resolver:
             table_alias = node.args.get("alias")
             if isinstance(table_alias, exp.TableAlias):
                 names = [self.col_name(c) for c in table_alias.columns]
-                alias = self.col_name(table_alias.this) if table_alias.this else ""
+                alias = self.col_name(table_alias.this).lower() if table_alias.this else ""
             key = alias or (names[0] if names else f"_udtf{len(current)}")
             for n in names:
                 current.setdefault(f"\x01col:{n}", src)
@@ -776,7 +776,9 @@ def _innermost(node: exp.Expression) -> exp.Expression:
 
 
 def _qualified_source(level: dict[str, _Source], qualifier: list[str]) -> _Source | None:
-    key = qualifier[-1]
+    # relation keys are lower case (an alias is matched case-insensitively, whatever the
+    # dialect's rule for quoted identifiers: ``"Custom SQL Query".x`` finds its subquery)
+    key = qualifier[-1].lower()
     src = level.get(key)
     if src is not None:
         return src
