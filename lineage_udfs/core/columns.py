@@ -420,6 +420,16 @@ class _Resolver:
                 key, src = found
                 sources[key if key not in sources else f"{key}\x00{len(sources)}"] = src
         env = [sources, *outer]
+        for join in joins:
+            if str(join.args.get("kind") or "").upper() == "ARRAY":
+                # ClickHouse ARRAY JOIN arr AS x: x is one element of arr (like UNNEST); a bare
+                # ARRAY JOIN arr keeps the column's name, so arr already resolves to it
+                for item in [join.this, *(join.expressions or [])]:
+                    if isinstance(item, exp.Alias) and item.alias:
+                        deps = frozenset(self.expr_deps(item.this, env, Sub.TRANSFORMATION))
+                        sources[f"\x01col:{self.col_name(item.args.get('alias'))}"] = _Source(
+                            udtf=deps
+                        )
         # statement-wide INDIRECT uses
         using_cols: set[str] = set()
         for join in joins:
