@@ -91,6 +91,9 @@ class _Source:
     star: list[_Source] = field(default_factory=list)
     """Sources whose unknown columns pass through an unexpanded ``*``."""
     known: tuple[str, ...] | None = None
+    is_union: bool = False
+    """The ``star`` sources are branches of a set operation: a column comes from all of them
+    (else from the first that may have it, as for a join)."""
 
     lowered: dict[str, int] | None = field(default=None, repr=False, compare=False)
     """Lower-cased column name → position of its first column (built on first use; a source
@@ -135,11 +138,14 @@ class _Source:
             i = self._lowered().get(name.lower())
             if i is not None:
                 return self.outputs[i][1]
+        merged: set[Dep] = set()
         for src in self.star:
             found = src.lookup(name)
             if found is not None and src.has(name) is not False:
-                return found
-        return None
+                if not self.is_union:
+                    return found
+                merged.update(found)
+        return frozenset(merged) if merged else None
 
 
 class ColumnLineageError(Exception):
@@ -235,7 +241,7 @@ class _Resolver:
                         merged.append((name, set(deps)))
                     else:
                         merged[k][1].update(deps)
-        return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars)
+        return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars, is_union=True)
 
     def cte_source(self, cte: exp.CTE, outer: list[dict[str, _Source]]) -> _Source:
         key = id(cte)
@@ -808,7 +814,7 @@ def _rename(src: _Source, alias: exp.Expression | None, resolver: _Resolver) -> 
     outputs = [
         (names[i] if i < len(names) else n, deps) for i, (n, deps) in enumerate(src.outputs)
     ]
-    return _Source(outputs=outputs, star=src.star)
+    return _Source(outputs=outputs, star=src.star, is_union=src.is_union)
 
 
 def _step(ctx: Sub, sub: Sub) -> Sub:
@@ -956,7 +962,13 @@ def extract_column_edges(
         known = resolver.catalog.columns(target) if statement.find_ancestor(
             exp.Insert
         ) is not None or isinstance(statement, exp.Insert) else None
-        if not tables.target_columns:
+        if isinstance(statement, exp.Insert) and statement.args.get("by_name"):
+            # INSERT … BY NAME (Databricks, DuckDB): each query column fills the target column
+            # of its name, whatever the order
+            spelled = {c.lower(): c for c in known or ()}
+            outputs = [(spelled.get(n.lower(), n), deps) for n, deps in outputs]
+            known = None
+        elif not tables.target_columns:
             static, dynamic = _partition_spec(statement, resolver)
             if known and (static or dynamic):
                 known = _insert_column_order(known, static, dynamic)
@@ -1150,6 +1162,9 @@ def _merge_pairs(
         resolver._indirect(on, env, Sub.JOIN)
     known = resolver.catalog.columns(target) if target else None
     using = _merge_source(statement, sources)
+    # WHEN NOT MATCHED … INSERT has no target row: its values read the source only, so an
+    # unqualified name there is the source's column even when both sides might have it
+    insert_env = [{k: s for k, s in sources.items() if s is using}] if using is not None else env
     pairs: list[tuple[str, frozenset[Dep]]] = []
     whens = statement.args.get("whens")
     for when in (whens.expressions if whens is not None else []):
@@ -1166,7 +1181,9 @@ def _merge_pairs(
                     pairs.append((name, frozenset(resolver.expr_deps(eq.expression, env,
                                                                      Sub.IDENTITY))))
         elif isinstance(then, exp.Insert):
-            if isinstance(then.this, exp.Star):
+            if isinstance(then.this, exp.Star) or (
+                isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW"
+            ):  # INSERT * (Databricks) / INSERT ROW (BigQuery): every source column
                 pairs.extend(_star_pairs(using, known))
                 continue
             cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
@@ -1181,12 +1198,13 @@ def _merge_pairs(
                 ]
                 for name, val in zip(names, vals, strict=True):
                     if not name.startswith("_col_"):
-                        pairs.append((name, frozenset(resolver.expr_deps(val, env,
+                        pairs.append((name, frozenset(resolver.expr_deps(val, insert_env,
                                                                          Sub.IDENTITY))))
                 continue
             for col, val in zip(cols, vals, strict=False):
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
-                pairs.append((name, frozenset(resolver.expr_deps(val, env, Sub.IDENTITY))))
+                deps = resolver.expr_deps(val, insert_env, Sub.IDENTITY)
+                pairs.append((name, frozenset(deps)))
     return pairs
 
 
