@@ -322,11 +322,10 @@ class _Resolver:
                     elif isinstance(item, exp.Literal | exp.Column):
                         names.append(item.name)
             every = frozenset().union(*per_agg) if per_agg else frozenset(selector)
+            # sqlglot names one column per (value, aggregate), aggregates varying fastest
+            by_position = bool(per_agg) and len(names) % len(per_agg) == 0
             for i, name in enumerate(names):
-                # sqlglot names one column per (value, aggregate), aggregates varying fastest
-                deps = per_agg[i % len(per_agg)] if per_agg and len(names) % len(per_agg) == 0 else (
-                    every)
-                new.append((name, deps))
+                new.append((name, per_agg[i % len(per_agg)] if by_position else every))
         used_lower = {u.lower() for u in used}
         cols = src.columns()
         alias = pivot.args.get("alias")
