@@ -7,6 +7,11 @@ are memoized, so the cost is linear in the size of the tree (no per-column ``sql
 Each dependency carries an OpenLineage transformation subtype. DIRECT subtypes (IDENTITY <
 TRANSFORMATION < AGGREGATION < MASKED) compose by taking the strongest along the path; a column
 read in WHERE/JOIN/GROUP BY/ORDER BY/PARTITION BY/CASE conditions is INDIRECT and never DIRECT.
+So is an argument that selects or orders rather than feeds the value: ``ARRAY_AGG(y ORDER BY
+z)`` / ``LISTAGG(y) WITHIN GROUP (ORDER BY z)`` (z SORT, but an ordered-set aggregate such as
+``PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)`` aggregates x), the key of ``max_by`` /
+``argMax`` (SORT), the condition of ``count_if`` / ``sumIf`` and the test of ``NVL2``
+(CONDITIONAL), an aggregate's ``FILTER (WHERE …)`` (FILTER).
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ class _Source:
     star: list[_Source] = field(default_factory=list)
     """Sources whose unknown columns pass through an unexpanded ``*``."""
     known: tuple[str, ...] | None = None
+    is_union: bool = False
+    """The ``star`` sources are branches of a set operation: a column comes from all of them
+    (else from the first that may have it, as for a join)."""
 
     lowered: dict[str, int] | None = field(default=None, repr=False, compare=False)
     """Lower-cased column name → position of its first column (built on first use; a source
@@ -130,11 +138,14 @@ class _Source:
             i = self._lowered().get(name.lower())
             if i is not None:
                 return self.outputs[i][1]
+        merged: set[Dep] = set()
         for src in self.star:
             found = src.lookup(name)
             if found is not None and src.has(name) is not False:
-                return found
-        return None
+                if not self.is_union:
+                    return found
+                merged.update(found)
+        return frozenset(merged) if merged else None
 
 
 class ColumnLineageError(Exception):
@@ -148,6 +159,7 @@ class _Resolver:
         self.ctx = ctx
         self._cond = _as_direct if conditions_as_direct else _cond_ctx
         self._window = _as_direct if conditions_as_direct else _window_ctx
+        self._sort = _as_direct if conditions_as_direct else _sort_ctx
         self.catalog = catalog
         self.indirect: set[Dep] = set()
         self._cte_memo: dict[int, _Source] = {}
@@ -229,7 +241,7 @@ class _Resolver:
                         merged.append((name, set(deps)))
                     else:
                         merged[k][1].update(deps)
-        return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars)
+        return _Source(outputs=[(n, frozenset(d)) for n, d in merged], star=stars, is_union=True)
 
     def cte_source(self, cte: exp.CTE, outer: list[dict[str, _Source]]) -> _Source:
         key = id(cte)
@@ -240,6 +252,98 @@ class _Resolver:
         return self._cte_memo[key]
 
     def _relation(
+        self,
+        node: exp.Expression,
+        outer: list[dict[str, _Source]],
+        current: dict[str, _Source],
+    ) -> tuple[str, _Source] | None:
+        found = self._plain_relation(node, outer, current)
+        pivots = node.args.get("pivots")
+        if found is None or not pivots:
+            return found
+        key, src = found
+        for pivot in pivots:
+            if isinstance(pivot, exp.Pivot):
+                src = self._pivot(pivot, key, src, outer)
+                if pivot.alias:
+                    key = pivot.alias.lower()
+        return key, src
+
+    def _pivot(
+        self, pivot: exp.Pivot, key: str, src: _Source, outer: list[dict[str, _Source]]
+    ) -> _Source:
+        """The relation a PIVOT / UNPIVOT makes of ``src``.
+
+        PIVOT (agg(v) FOR k IN (x, y)): the columns not named in the clause pass through, then
+        one column per value (sqlglot's names, else the alias list) is agg(v) (AGGREGATION)
+        selected by k (CONDITIONAL). UNPIVOT (v FOR k IN (a, b)): the columns not named pass
+        through, then k (made of column names: no source column), then v from a and b. An
+        alias list ``AS p (c1, …)`` renames the result by position. Without the source's
+        columns, the unnamed columns pass through as an unexpanded ``*``.
+        """
+        env = [{key: src}, *outer]
+        used: set[str] = set()
+        fields = [f for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
+        new: list[Output] = []
+        if pivot.args.get("unpivot"):
+            values = pivot.expressions[0] if pivot.expressions else None
+            value_names = [self.col_name(v) for v in (
+                values.expressions if isinstance(values, exp.Tuple) else pivot.expressions
+            )]
+            value_deps: list[set[Dep]] = [set() for _ in value_names]
+            name_cols: list[str] = []
+            for field_ in fields:
+                name_cols.append(self.col_name(field_.this if not isinstance(
+                    field_.this, exp.Column) else field_.this.this))
+                for item in field_.expressions:
+                    if isinstance(item, exp.PivotAlias | exp.Alias):
+                        item = item.this
+                    parts = item.expressions if isinstance(item, exp.Tuple) else [item]
+                    for i, part in enumerate(parts[: len(value_deps)]):
+                        value_deps[i].update(self.expr_deps(part, env, Sub.IDENTITY))
+                        used.update(self.col_name(c.this) for c in part.find_all(exp.Column))
+            new.extend((n, frozenset()) for n in name_cols)
+            new.extend((n, frozenset(d)) for n, d in zip(value_names, value_deps, strict=True))
+        else:
+            selector: set[Dep] = set()
+            for field_ in fields:
+                for t, c, s in self.expr_deps(field_.this, env, Sub.CONDITIONAL):
+                    selector.add((t, c, compose(Sub.CONDITIONAL, s)))
+                used.update(self.col_name(c.this) for c in field_.this.find_all(exp.Column))
+            per_agg: list[frozenset[Dep]] = []
+            for agg in pivot.expressions:
+                per_agg.append(frozenset(self.expr_deps(agg, env, Sub.IDENTITY) | selector))
+                used.update(self.col_name(c.this) for c in agg.find_all(exp.Column))
+            names = [self.col_name(c) for c in pivot.args.get("columns") or []]
+            if not names and len(fields) == 1 and len(per_agg) == 1:
+                for item in fields[0].expressions:
+                    if isinstance(item, exp.PivotAlias | exp.Alias):
+                        names.append(self.col_name(item.args.get("alias")))
+                    elif isinstance(item, exp.Literal | exp.Column):
+                        names.append(item.name)
+            every = frozenset().union(*per_agg) if per_agg else frozenset(selector)
+            # sqlglot names one column per (value, aggregate), aggregates varying fastest
+            by_position = bool(per_agg) and len(names) % len(per_agg) == 0
+            for i, name in enumerate(names):
+                new.append((name, per_agg[i % len(per_agg)] if by_position else every))
+        used_lower = {u.lower() for u in used}
+        cols = src.columns()
+        alias = pivot.args.get("alias")
+        renames = [self.col_name(c) for c in alias.columns] if isinstance(
+            alias, exp.TableAlias) else []
+        if cols is None and len(renames) > len(new):
+            # the alias list names the pass-through columns too: assume they keep their names
+            cols = tuple(renames[: len(renames) - len(new)])
+        if cols is None:
+            return _Source(outputs=new, star=[src])
+        outputs = [(c, src.lookup(c) or frozenset()) for c in cols if c.lower() not in used_lower]
+        outputs.extend(new)
+        if renames:
+            outputs = [(renames[i] if i < len(renames) else n, d)
+                       for i, (n, d) in enumerate(outputs)]
+        return _Source(outputs=outputs)
+
+    def _plain_relation(
         self,
         node: exp.Expression,
         outer: list[dict[str, _Source]],
@@ -286,6 +390,11 @@ class _Resolver:
         if isinstance(node, exp.Subquery):
             src = _rename(self.query(node.this, outer), node.args.get("alias"), self)
             return alias, src
+        if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery | exp.Query):
+            # LATERAL (SELECT …) / CROSS APPLY / OUTER APPLY: a derived table (columns by
+            # name) whose query may also read the columns of the relations before it
+            src = _rename(self.query(node.this, [current, *outer]), node.args.get("alias"), self)
+            return alias, src
         if isinstance(node, exp.Unnest | exp.Lateral | exp.UDTF):
             deps = self.expr_deps(node.this if isinstance(node, exp.Lateral) else node,
                                   [current, *outer], Sub.TRANSFORMATION)
@@ -294,7 +403,7 @@ class _Resolver:
             table_alias = node.args.get("alias")
             if isinstance(table_alias, exp.TableAlias):
                 names = [self.col_name(c) for c in table_alias.columns]
-                alias = self.col_name(table_alias.this) if table_alias.this else ""
+                alias = self.col_name(table_alias.this).lower() if table_alias.this else ""
             key = alias or (names[0] if names else f"_udtf{len(current)}")
             for n in names:
                 current.setdefault(f"\x01col:{n}", src)
@@ -316,6 +425,16 @@ class _Resolver:
                 key, src = found
                 sources[key if key not in sources else f"{key}\x00{len(sources)}"] = src
         env = [sources, *outer]
+        for join in joins:
+            if str(join.args.get("kind") or "").upper() == "ARRAY":
+                # ClickHouse ARRAY JOIN arr AS x: x is one element of arr (like UNNEST); a bare
+                # ARRAY JOIN arr keeps the column's name, so arr already resolves to it
+                for item in [join.this, *(join.expressions or [])]:
+                    if isinstance(item, exp.Alias) and item.alias:
+                        deps = frozenset(self.expr_deps(item.this, env, Sub.TRANSFORMATION))
+                        sources[f"\x01col:{self.col_name(item.args.get('alias'))}"] = _Source(
+                            udtf=deps
+                        )
         # statement-wide INDIRECT uses
         using_cols: set[str] = set()
         for join in joins:
@@ -348,6 +467,13 @@ class _Resolver:
             part = select.args.get(key)
             if part is not None:  # WHERE cannot see SELECT aliases; the others can
                 self._indirect(part, env, subtype, aliases=None if key == "where" else aliases)
+        connect = select.args.get("connect")
+        if isinstance(connect, exp.Connect):
+            # hierarchical query: START WITH picks the root rows, CONNECT BY joins a row to
+            # its parent
+            for key, subtype in (("start", Sub.FILTER), ("connect", Sub.JOIN)):
+                if connect.args.get(key) is not None:
+                    self._indirect(connect.args[key], env, subtype)
         return _Source(outputs=outputs, star=stars)
 
     def _expand_star(
@@ -365,25 +491,29 @@ class _Resolver:
         for r in star.args.get("replace") or []:
             if isinstance(r, exp.Alias):
                 replace[self.col_name(r.args.get("alias"))] = r.this
+        rename = {}  # Snowflake * RENAME (a AS b)
+        for r in star.args.get("rename") or []:
+            if isinstance(r, exp.Alias) and isinstance(r.this, exp.Column):
+                rename[self.col_name(r.this.this)] = self.col_name(r.args.get("alias"))
         chosen = [s for k, s in sources.items() if not qualifier or k.split("\x00")[0] == qualifier]
         for src in chosen:
             if src.udtf is not None:
                 continue
             cols = src.columns()
             if cols is None:
+                # unknown columns pass through by name; the ones the star names are known
                 stars.append(src)
-                for name, deps in src.outputs or ():
-                    if name not in except_:
-                        outputs.append((name, deps))
-                continue
+                named = [n for n, _ in src.outputs or ()]
+                named.extend(n for n in [*replace, *rename] if n not in named)
+                cols = tuple(named)
             for col in cols:
-                if col in except_ or any(col == n for n, _ in outputs):
+                if col in except_ or any(rename.get(col, col) == n for n, _ in outputs):
                     continue  # a name already in the result: the first relation's wins
                 if col in replace:
                     deps = frozenset(self.expr_deps(replace[col], [sources], Sub.IDENTITY))
                 else:
                     deps = src.lookup(col) or frozenset()
-                outputs.append((col, deps))
+                outputs.append((rename.get(col, col), deps))
 
     # ---------------------------------------------------------------- expressions
     def _indirect(
@@ -466,6 +596,39 @@ class _Resolver:
                 if order is not None:
                     stack.append((order, self._window(sub, Sub.WINDOW)))
                 continue
+            if isinstance(item, exp.Order):
+                # ORDER BY inside an aggregate (ARRAY_AGG(y ORDER BY z), STRING_AGG, LISTAGG …
+                # WITHIN GROUP): z orders the values, it is not one of them
+                if item.this is not None:
+                    stack.append((item.this, sub))
+                for ordered in item.expressions:
+                    stack.append((ordered, self._sort(sub, Sub.SORT)))
+                continue
+            if isinstance(item, exp.WithinGroup):
+                stack.append((item.this, sub))
+                order = item.expression
+                if isinstance(order, exp.Order):
+                    # an ordered-set aggregate (PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x))
+                    # aggregates its ORDER BY column; LISTAGG(y) WITHIN GROUP only sorts by it
+                    key_sub = _step(sub, Sub.AGGREGATION) if _is_ordered_set(item.this) else (
+                        self._sort(sub, Sub.SORT)
+                    )
+                    for ordered in order.expressions:
+                        stack.append((ordered, key_sub))
+                continue
+            selector = _selector_args(item)
+            if selector is not None:
+                # max_by(v, key) / argMax: key picks the row; count_if(cond), sumIf(v, cond):
+                # cond picks the rows; NVL2(test, a, b): test picks the branch
+                values, keys, key_kind = selector
+                value_sub = _step(sub, Sub.TRANSFORMATION if isinstance(item, exp.Nvl2) else (
+                    Sub.AGGREGATION))
+                key_fn = self._sort if key_kind is Sub.SORT else self._cond
+                for arg in values:
+                    stack.append((arg, value_sub))
+                for arg in keys:
+                    stack.append((arg, key_fn(value_sub, key_kind)))
+                continue
             if isinstance(item, exp.Filter):
                 stack.append((item.this, sub))
                 if item.expression is not None:
@@ -516,7 +679,16 @@ class _Resolver:
                 if found is not None:
                     return found
             return frozenset()
+        if _is_pseudo_column(column, self.ctx.dialect):
+            return frozenset()
         if prefer_alias and aliases and name in aliases:
+            return aliases[name]
+        if aliases and name in aliases and self.ctx.dialect in _LATERAL_ALIAS_DIALECTS and not (
+            f"\x01col:{name}" in env[0]
+            or any(s.has(name) for k, s in env[0].items() if not k.startswith("\x01"))
+        ):
+            # a lateral column alias (SELECT a * b AS x, x + 1 AS y): the earlier output,
+            # unless a relation of this SELECT is known to have a column of that name
             return aliases[name]
         if name in self.ctx.variables and self.ctx.dialect not in _VARIABLES_NEED_PREFIX and not (
             any(s.has(name) for level in env for k, s in level.items() if not k.startswith("\x01"))
@@ -568,6 +740,41 @@ class _Resolver:
 
 _FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
 """Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
+_PSEUDO_COLUMNS: dict[str | None, frozenset[str]] = {
+    "oracle": frozenset({"level", "rownum", "rowid", "connect_by_isleaf", "connect_by_iscycle",
+                         "ora_rowscn", "sysdate", "systimestamp", "user", "uid",
+                         "sessiontimezone", "dbtimezone"}),
+    "postgres": frozenset({"user", "current_role", "current_user", "session_user"}),
+    "redshift": frozenset({"user", "current_user", "session_user", "sysdate"}),
+    "mysql": frozenset({"utc_date", "utc_time", "utc_timestamp"}),
+}
+"""Bare keywords that sqlglot reads as columns but that name a value of the session or of the
+row's position (Oracle LEVEL / ROWNUM / ROWID, Postgres ``user``, MySQL UTC_DATE): never a
+table column. A quoted identifier is a column."""
+_HIERARCHY_PSEUDO_COLUMNS = frozenset({"level", "connect_by_isleaf", "connect_by_iscycle"})
+"""Pseudo-columns of a CONNECT BY query in any dialect that has one (Snowflake, Oracle)."""
+
+
+def _is_pseudo_column(column: exp.Column, dialect: str | None) -> bool:
+    ident = column.this
+    if column.table or not isinstance(ident, exp.Identifier) or ident.args.get("quoted"):
+        return False
+    name = ident.name.lower()
+    if name in _PSEUDO_COLUMNS.get(dialect, frozenset()):
+        return True
+    if name in _HIERARCHY_PSEUDO_COLUMNS:
+        select = column.find_ancestor(exp.Select)
+        return select is not None and select.args.get("connect") is not None
+    return False
+
+
+_LATERAL_ALIAS_DIALECTS = frozenset(
+    {"snowflake", "databricks", "spark", "redshift", "duckdb", "clickhouse", "teradata"}
+)
+"""Dialects where a projection may name an earlier projection's alias (Snowflake, Spark 3.4+ /
+Databricks, Redshift, DuckDB, ClickHouse, Teradata; not BigQuery, Postgres, MySQL, T-SQL,
+Oracle, Trino or Hive). The engine resolves the name as a column first, so the alias wins only
+when no relation is known to have that column."""
 _VARIABLES_NEED_PREFIX = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose SQL statements name a variable only with a prefix (Snowflake Scripting
 ``:v``, T-SQL ``@v``): there a bare name is always a column. Elsewhere (PL/pgSQL, PL/SQL,
@@ -584,7 +791,9 @@ def _innermost(node: exp.Expression) -> exp.Expression:
 
 
 def _qualified_source(level: dict[str, _Source], qualifier: list[str]) -> _Source | None:
-    key = qualifier[-1]
+    # relation keys are lower case (an alias is matched case-insensitively, whatever the
+    # dialect's rule for quoted identifiers: ``"Custom SQL Query".x`` finds its subquery)
+    key = qualifier[-1].lower()
     src = level.get(key)
     if src is not None:
         return src
@@ -604,7 +813,7 @@ def _rename(src: _Source, alias: exp.Expression | None, resolver: _Resolver) -> 
     outputs = [
         (names[i] if i < len(names) else n, deps) for i, (n, deps) in enumerate(src.outputs)
     ]
-    return _Source(outputs=outputs, star=src.star)
+    return _Source(outputs=outputs, star=src.star, is_union=src.is_union)
 
 
 def _step(ctx: Sub, sub: Sub) -> Sub:
@@ -621,6 +830,57 @@ def _cond_ctx(ctx: Sub, _: Sub) -> Sub:
 
 def _window_ctx(ctx: Sub, _: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.WINDOW
+
+
+def _sort_ctx(ctx: Sub, _: Sub) -> Sub:
+    return ctx if ctx in INDIRECT_SUBTYPES else Sub.SORT
+
+
+_ORDERED_SET_AGGREGATES = frozenset(
+    {"percentile_cont", "percentile_disc", "mode", "rank", "dense_rank", "percent_rank",
+     "cume_dist", "median"}
+)
+"""Aggregates whose ``WITHIN GROUP (ORDER BY x)`` names the aggregated value x."""
+_ARG_BY_FUNCTIONS = frozenset({"max_by", "min_by", "arg_max", "arg_min", "argmax", "argmin"})
+"""``f(value, key)``: the value of the row with the largest/smallest key (key is a selector)."""
+
+
+def _func_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        return node.name.lower()
+    return node.sql_name().lower() if isinstance(node, exp.Func) else ""
+
+
+def _is_ordered_set(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Func) and _func_name(node) in _ORDERED_SET_AGGREGATES
+
+
+def _selector_args(
+    node: exp.Expression,
+) -> tuple[list[exp.Expression], list[exp.Expression], Sub] | None:
+    """Split a call into value arguments and selector arguments (None: not such a call).
+
+    ``max_by(v, k)`` / ``argMax(v, k)`` → ([v], [k], SORT); ``count_if(c)`` → ([], [c],
+    CONDITIONAL); ``sum_if(v, c)`` / ClickHouse ``sumIf(v, c)`` (the ``-If`` combinator: the
+    last argument is the condition) → ([v], [c], CONDITIONAL); ``NVL2(t, a, b)`` → ([a, b], [t],
+    CONDITIONAL).
+    """
+    if isinstance(node, exp.ArgMax | exp.ArgMin):
+        return [node.this], [node.expression] if node.expression is not None else [], Sub.SORT
+    if isinstance(node, exp.CountIf):
+        return [], [node.this], Sub.CONDITIONAL
+    if isinstance(node, exp.Nvl2):
+        values = [v for v in (node.args.get("true"), node.args.get("false")) if v is not None]
+        return values, [node.this], Sub.CONDITIONAL
+    if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
+        name = _func_name(node)
+        args = list(node.expressions)
+        if name in _ARG_BY_FUNCTIONS and len(args) >= 2:
+            return [args[0]], args[1:2], Sub.SORT
+        combinator = isinstance(node, exp.CombinedAggFunc) and name.endswith("if")
+        if (combinator or name.endswith("_if")) and len(args) >= 1:
+            return args[:-1], args[-1:], Sub.CONDITIONAL
+    return None
 
 
 def _filter(ctx: Sub) -> Sub:
@@ -669,8 +929,9 @@ def extract_column_edges(
         tables: what :func:`extract_tables` found for it.
         ctx: the naming context.
         catalog: known table columns (``*`` expansion, unqualified columns in joins).
-        conditions_as_direct: count CASE/IF conditions and window PARTITION/ORDER BY
-            columns as DIRECT/TRANSFORMATION (the peers' convention) instead of INDIRECT.
+        conditions_as_direct: count CASE/IF conditions, window PARTITION/ORDER BY columns
+            and selector arguments (aggregate ORDER BY, ``max_by`` keys, ``count_if``
+            conditions) as DIRECT (the peers' convention) instead of INDIRECT.
 
     Returns:
         Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
@@ -701,7 +962,21 @@ def extract_column_edges(
             exp.Insert
         ) is not None or isinstance(statement, exp.Insert) else None
         if isinstance(statement, exp.Insert) and statement.args.get("by_name"):
-            known = None  # INSERT … BY NAME: each output fills the target column of its name
+            # INSERT … BY NAME (Databricks, DuckDB): each query column fills the target column
+            # of its name, whatever the order
+            spelled = {c.lower(): c for c in known or ()}
+            outputs = [(spelled.get(n.lower(), n), deps) for n, deps in outputs]
+            known = None
+        elif not tables.target_columns:
+            static, dynamic = _partition_spec(statement, resolver)
+            if known and (static or dynamic):
+                known = _insert_column_order(known, static, dynamic)
+            elif dynamic and len(outputs) > len(dynamic) and not src.star:
+                # no schema: the last columns of the query fill the dynamic partitions
+                outputs = outputs[: -len(dynamic)] + [
+                    (name, deps) for name, (_, deps) in zip(
+                        dynamic, outputs[-len(dynamic):], strict=True)
+                ]
         pairs = _map_to_target(outputs, tables.target_columns, known)
         if not tables.target_columns and not known:
             star_sources = tuple(_star_tables(src))
@@ -752,6 +1027,49 @@ def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[Res
     return tuple(
         ResultColumn(t, c, name, transformation_type(s), s)
         for t, c, name, s in sorted(rows, key=lambda k: (k[2], k[0], k[1], k[3].value))
+    )
+
+
+def _partition_spec(
+    statement: exp.Expression, resolver: _Resolver
+) -> tuple[set[str], list[str]]:
+    """An INSERT's ``PARTITION (…)`` clause: its static and dynamic column names (lower case).
+
+    ``PARTITION (dt='x', h)`` → ({'dt'}, ['h']); no clause → (set(), []).
+    """
+    table = statement.this if isinstance(statement, exp.Insert) else None
+    if isinstance(table, exp.Schema):
+        table = table.this
+    partition = table.args.get("partition") if isinstance(table, exp.Table) else None
+    static: set[str] = set()
+    dynamic: list[str] = []
+    for item in partition.expressions if isinstance(partition, exp.Partition) else []:
+        if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column):
+            static.add(resolver.col_name(item.this.this).lower())
+        elif isinstance(item, exp.Column):
+            dynamic.append(resolver.col_name(item.this).lower())
+    return static, dynamic
+
+
+def _insert_column_order(
+    known: tuple[str, ...], static: set[str], dynamic: list[str]
+) -> tuple[str, ...]:
+    """The target columns a positional INSERT … PARTITION (…) SELECT fills, in order.
+
+    Hive / Spark: the query gives the columns outside the PARTITION clause in table order,
+    then the dynamic partition columns (``PARTITION (dt)``) in the clause's order; a static
+    one (``PARTITION (dt='x')``) gets its value from the clause.
+
+    Examples:
+        >>> _insert_column_order(("dt", "a", "b"), {"dt"}, [])
+        ('a', 'b')
+        >>> _insert_column_order(("a", "dt", "b"), set(), ["dt"])
+        ('a', 'b', 'dt')
+    """
+    by_lower = {c.lower(): c for c in known}
+    named = static | set(dynamic)
+    return tuple(c for c in known if c.lower() not in named) + tuple(
+        by_lower.get(d, d) for d in dynamic
     )
 
 
@@ -846,7 +1164,9 @@ def _merge_pairs(
         resolver._indirect(on, env, Sub.JOIN)
     known = resolver.catalog.columns(target) if target else None
     using = _merge_source(statement, sources)
-    insert_env = [{k: v for k, v in sources.items() if v is using}] if using is not None else env
+    # WHEN NOT MATCHED … INSERT has no target row: its values read the source only, so an
+    # unqualified name there is the source's column even when both sides might have it
+    insert_env = [{k: s for k, s in sources.items() if s is using}] if using is not None else env
     pairs: list[tuple[str, frozenset[Dep]]] = []
     whens = statement.args.get("whens")
     for when in (whens.expressions if whens is not None else []):
@@ -868,7 +1188,7 @@ def _merge_pairs(
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star) or (
                 isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW"
-            ):
+            ):  # INSERT * (Databricks) / INSERT ROW (BigQuery): every source column
                 pairs.extend(_star_pairs(using, known))
                 continue
             cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
@@ -888,8 +1208,8 @@ def _merge_pairs(
                 continue
             for col, val in zip(cols, vals, strict=False):
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
-                pairs.append((name, frozenset(resolver.expr_deps(val, insert_env,
-                                                                 Sub.IDENTITY))))
+                deps = resolver.expr_deps(val, insert_env, Sub.IDENTITY)
+                pairs.append((name, frozenset(deps)))
     return pairs
 
 

@@ -48,10 +48,11 @@ class ParserOptions:
             temporary objects and tables created and dropped within the script are collapsed;
             a persistent table written then read is both a target and a source, with table
             and column edges on both sides (see :mod:`~lineage_udfs.core.script`).
-        conditions_as_direct: report CASE/IF condition columns and window PARTITION BY /
-            ORDER BY columns as DIRECT/TRANSFORMATION, as sqllineage, DataHub and
-            openlineage-sql do. Default False: they are INDIRECT (CONDITIONAL / WINDOW), as the
-            OpenLineage column-lineage spec defines them.
+        conditions_as_direct: report CASE/IF condition columns, window PARTITION BY /
+            ORDER BY columns and selector arguments (ORDER BY inside an aggregate, the key of
+            ``max_by``, the condition of ``count_if``, the test of ``NVL2``) as DIRECT, as
+            sqllineage, DataHub and openlineage-sql do. Default False: they are INDIRECT
+            (CONDITIONAL / WINDOW / SORT), as the OpenLineage column-lineage spec defines them.
     """
 
     default_dialect: str = "spark"
