@@ -8,8 +8,9 @@ models are frozen and reject unknown keys, so a typo in YAML fails at start-up.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from math import ceil
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -173,6 +174,62 @@ class GraphSettings(_Strict):
         return self.checkpoint_dir is not None
 
 
+StorageLevelName = Literal["DISK_ONLY", "MEMORY_AND_DISK", "MEMORY_AND_DISK_DESER", "MEMORY_ONLY"]
+"""Names of ``pyspark.StorageLevel`` constants the job accepts for its intermediate results."""
+
+ROW_OVERHEAD_BYTES = 256
+"""Bytes counted per log row besides its SQL text (ids, times, names) when sizing partitions."""
+
+
+class ExecutionSettings(_Strict):
+    """How the extraction job sizes and keeps its intermediate data.
+
+    The job's memory must not grow with the log: per-row data never carries the SQL text
+    through a shuffle, intermediate results are kept at ``storage_level`` (off the heap by
+    default), and the shuffles of a run get a partition count derived from the input's size,
+    so that one task's share stays near ``target_partition_bytes`` however long the log is.
+    """
+
+    storage_level: StorageLevelName = "DISK_ONLY"
+    """Where persisted and locally checkpointed intermediate results live. DISK_ONLY keeps
+    them out of the executors' heap (the job reads each a few times); MEMORY_AND_DISK is
+    faster when executors have memory to spare."""
+    shuffle_partitions: Literal["auto", "session"] | Annotated[int, Field(ge=1)] = "auto"
+    """``spark.sql.shuffle.partitions`` while the job runs: ``auto`` derives it from the input
+    (see :meth:`shuffle_partitions_for`), ``session`` keeps the session's value, a number
+    fixes it. AQE still coalesces small partitions."""
+    target_partition_bytes: int = Field(64 * 1024 * 1024, ge=1024 * 1024)
+    """``auto``: input bytes (SQL text + ROW_OVERHEAD_BYTES per row) per shuffle partition."""
+    min_shuffle_partitions: int = Field(0, ge=0)
+    """``auto``: lower bound; 0 means the cluster's default parallelism (all cores busy)."""
+    max_shuffle_partitions: int = Field(10_000, ge=1)
+    """``auto``: upper bound (task scheduling overhead grows with the count)."""
+    cache_batch_rows: int = Field(500, ge=1)
+    """Rows per columnar batch of persisted results (``spark.sql.inMemoryColumnarStorage.
+    batchSize`` during the run; Spark's default is 10,000). Spark's Java serializer keeps up to
+    100 batches per task referenced while it writes them to the block store, so a task holds
+    about 100 x this x the row size (the 1M-row log at 10,000: 850 MB of one task's heap)."""
+
+    def shuffle_partitions_for(self, input_bytes: int, parallelism: int) -> int | None:
+        """The shuffle partition count for an input of ``input_bytes``; None keeps the session's.
+
+        Examples:
+            >>> ExecutionSettings().shuffle_partitions_for(10 * 1024**3, parallelism=8)
+            160
+            >>> ExecutionSettings().shuffle_partitions_for(1000, parallelism=8)
+            8
+            >>> ExecutionSettings(shuffle_partitions=12).shuffle_partitions_for(1, parallelism=8)
+            12
+        """
+        if self.shuffle_partitions == "session":
+            return None
+        if isinstance(self.shuffle_partitions, int):
+            return self.shuffle_partitions
+        low = self.min_shuffle_partitions or max(1, parallelism)
+        high = max(low, self.max_shuffle_partitions)
+        return min(high, max(low, ceil(max(0, input_bytes) / self.target_partition_bytes)))
+
+
 class JobSettings(_Strict):
     """Everything the extraction job needs."""
 
@@ -183,6 +240,7 @@ class JobSettings(_Strict):
     logging: LoggingSettings = LoggingSettings()
     graph: GraphSettings = GraphSettings()
     openlineage: OpenLineageSettings = OpenLineageSettings()
+    execution: ExecutionSettings = ExecutionSettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,13 @@
 ``run(spark, settings)`` sequences the steps; each step is a function of ``readers``,
 ``transforms``, ``udfs`` and ``delta``. Stages are timed on the driver at their materialization
 points (read, prepare, parse, write).
+
+Memory does not grow with the log: the SQL text of a row is read, masked and fingerprinted once
+(read stage) and kept only on disk (``execution.storage_level``); shuffles by query id and by
+fingerprint carry narrow rows, and the text joins back for one row per fingerprint. Shuffle
+partitions are derived from the input's size (``execution``), and no join is broadcast from a
+size estimate (``spark.sql.autoBroadcastJoinThreshold`` -1 in conf/base.yaml): only AQE
+broadcasts, from measured sizes.
 """
 
 from __future__ import annotations
@@ -16,11 +23,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ErrorKind, ParseStatus
-from lineage_udfs.settings import JobSettings
+from lineage_udfs.settings import ROW_OVERHEAD_BYTES, ExecutionSettings, JobSettings
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
     LineageTables,
@@ -42,18 +49,24 @@ from lineage_udfs.spark.schemas import (
     QUERIES_SCHEMA,
 )
 from lineage_udfs.spark.transforms import (
+    DEDUPE_RANK,
     FINGERPRINT,
-    IS_RELEVANT,
     PARSE_RESULT,
-    distinct_statements,
+    QUERY_BYTES,
     load_failures,
+    narrow_relevant_rows,
     parse_statements,
-    prepare_statements,
+    prepare_rows,
+    representative_rows,
     with_default_dialect,
+    with_statement_texts,
 )
 from lineage_udfs.spark.udfs import parser_version
 
 logger = logging.getLogger(__name__)
+
+SHUFFLE_PARTITIONS_CONF = "spark.sql.shuffle.partitions"
+CACHE_BATCH_CONF = "spark.sql.inMemoryColumnarStorage.batchSize"
 
 QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus.TIMEOUT))
 """Parse outcomes that give no lineage at all and are quarantined (plus skipped-as-too-large)."""
@@ -83,6 +96,8 @@ class RunSummary:
     column_edges_in_scope: int = 0
     quarantined_new: int = 0
     input_fingerprint: str = ""
+    input_bytes: int = 0
+    shuffle_partitions: int | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     status: str = "running"
 
@@ -107,6 +122,8 @@ class RunSummary:
                 f"  column edges         {self.column_edges_in_scope} in scope,"
                 f" {self.column_edges_written} written (inserted/updated/deleted)",
                 f"  quarantined (new)    {self.quarantined_new}",
+                f"  input                {self.input_bytes} bytes of SQL text,"
+                f" shuffle partitions {self.shuffle_partitions or 'from the session'}",
                 f"  seconds per stage    {seconds}",
             ]
         )
@@ -128,15 +145,58 @@ def _written(metrics: dict[str, int]) -> int:
     )
 
 
-def _materialize(frame: DataFrame, *, checkpoint: bool = False) -> tuple[DataFrame, int]:
-    """Compute ``frame`` once. ``checkpoint`` cuts the plan's lineage: needed for anything that
-    reads a lineage table, because a Delta write invalidates cached plans that read the table
-    and they would be recomputed against the new version (the parse UDF included)."""
+def _materialize(
+    frame: DataFrame, level: StorageLevel, *, checkpoint: bool = False
+) -> tuple[DataFrame, int]:
+    """Compute ``frame`` once, stored at ``level``. ``checkpoint`` cuts the plan's lineage:
+    needed for anything that reads a lineage table, because a Delta write invalidates cached
+    plans that read the table and they would be recomputed against the new version (the parse
+    UDF included)."""
     if checkpoint:
-        stored = frame.localCheckpoint(eager=True)
+        stored = frame.localCheckpoint(eager=True, storageLevel=level)
     else:
-        stored = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        stored = frame.persist(level)
     return stored, stored.count()
+
+
+def storage_level(execution: ExecutionSettings) -> StorageLevel:
+    """The ``StorageLevel`` named by ``execution.storage_level``."""
+    return getattr(StorageLevel, execution.storage_level)  # type: ignore[no-any-return]
+
+
+def default_parallelism(spark: SparkSession) -> int | None:
+    """Cores of the cluster, or None where the SparkContext is not reachable (Spark Connect,
+    Databricks serverless)."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # Connect sessions raise various errors here
+        return None
+
+
+def _parse_partitions(spark: SparkSession) -> int:
+    """3 x the cores (stragglers from rare huge statements spread out); shuffle partitions where
+    the SparkContext is not reachable."""
+    cores = default_parallelism(spark)
+    return 3 * cores if cores else int(spark.conf.get(SHUFFLE_PARTITIONS_CONF) or "200")
+
+
+@contextmanager
+def _session_confs(spark: SparkSession, confs: dict[str, str | None]) -> Iterator[None]:
+    """Set runtime SQL confs for the block (None: leave as is), then restore the session's
+    values (a notebook session outlives the job)."""
+    previous = {}
+    for key, value in confs.items():
+        if value is not None:
+            previous[key] = spark.conf.get(key, None)
+            spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
@@ -153,8 +213,10 @@ def run(spark: SparkSession, settings: JobSettings) -> RunSummary:
     )
     tables = LineageTables(spark, settings.sink)
     cached: list[DataFrame] = []
+    batch_rows = {CACHE_BATCH_CONF: str(settings.execution.cache_batch_rows)}
     try:
-        _run(spark, settings, tables, summary, cached)
+        with _session_confs(spark, batch_rows):
+            _run(spark, settings, tables, summary, cached)
         summary.status = "succeeded"
     except Exception:
         summary.status = "failed"
@@ -177,40 +239,70 @@ def _run(
     summary: RunSummary,
     cached: list[DataFrame],
 ) -> None:
+    level = storage_level(settings.execution)
     with _stage(summary, "setup"):
         tables.ensure_all()
 
     with _stage(summary, "read"):
+        # the only pass over the SQL text: mask, fingerprint, keep texts of relevant rows only
         log = with_default_dialect(
             read_query_logs(spark, settings.sources), settings.parser.default_dialect
         )
-        log, summary.rows_read = _materialize(log)
-        cached.append(log)
-        stats = log.agg(
+        rows = prepare_rows(log).persist(level)
+        cached.append(rows)
+        stats = rows.agg(
+            F.count(F.lit(1)).alias("rows"),
             F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),
+            F.sum(QUERY_BYTES).alias("bytes"),
             # order-independent, overflow-free digest of the input's identities
             F.sum(F.xxhash64(SOURCE_NAME, "query_id").bitwiseAND(F.lit(0xFFFFFFFF))).alias("input"),
         ).first()
+        summary.rows_read = int(stats["rows"] or 0)  # type: ignore[index]
         summary.load_quarantined = int(stats["bad"] or 0)  # type: ignore[index]
+        summary.input_bytes = int(stats["bytes"] or 0)  # type: ignore[index]
         summary.input_fingerprint = f"{int(stats['input'] or 0):016x}"  # type: ignore[index]
-
-    with _stage(summary, "prepare"):
-        prepared = prepare_statements(log.where(F.col(LOAD_ERROR).isNull()))
-        dedupe = Window.partitionBy("query_id").orderBy(
-            F.col("start_time").asc_nulls_last(), F.col(FINGERPRINT)
+        summary.shuffle_partitions = settings.execution.shuffle_partitions_for(
+            summary.input_bytes + ROW_OVERHEAD_BYTES * summary.rows_read,
+            default_parallelism(spark) or 1,
         )
-        relevant = prepared.where(F.col(IS_RELEVANT)).withColumn("_n", F.row_number().over(dedupe))
-        relevant, relevant_with_dups = _materialize(relevant)
+
+    partitions = summary.shuffle_partitions
+    with _session_confs(spark, {SHUFFLE_PARTITIONS_CONF: partitions and str(partitions)}):
+        _prepare_parse_write(spark, settings, tables, summary, cached, rows, level)
+
+
+def _prepare_parse_write(
+    spark: SparkSession,
+    settings: JobSettings,
+    tables: LineageTables,
+    summary: RunSummary,
+    cached: list[DataFrame],
+    rows: DataFrame,
+    level: StorageLevel,
+) -> None:
+    with _stage(summary, "prepare"):
+        # narrow rows (no SQL text) through the shuffles by query id and by fingerprint
+        relevant, relevant_with_dups = _materialize(narrow_relevant_rows(rows), level)
         cached.append(relevant)
         summary.rows_not_relevant = (
             summary.rows_read - summary.load_quarantined - relevant_with_dups
         )
-        relevant = relevant.where(F.col("_n") == 1).drop("_n")
+        relevant = relevant.where(F.col(DEDUPE_RANK) == 1).drop(DEDUPE_RANK)
         summary.rows_relevant = relevant.count()
         summary.duplicate_query_ids = relevant_with_dups - summary.rows_relevant
-        statements, summary.distinct_statements = _materialize(distinct_statements(relevant))
+        representatives, summary.distinct_statements = _materialize(
+            representative_rows(relevant), level
+        )
+        cached.append(representatives)
+        # the text of one row per fingerprint (the representatives are broadcast when small)
+        statements, n_statements = _materialize(with_statement_texts(representatives, rows), level)
         cached.append(statements)
-        batch_fps = statements.select(FINGERPRINT)
+        if n_statements != summary.distinct_statements:
+            raise RuntimeError(
+                f"{summary.distinct_statements} distinct statements but {n_statements} with"
+                " their text: the cached log rows changed under the run"
+            )
+        batch_fps = representatives.select(FINGERPRINT)
 
     with _stage(summary, "parse"):
         version = summary.parser_version
@@ -222,9 +314,11 @@ def _run(
                 .select(FINGERPRINT)
             )
             to_parse = statements.join(done, FINGERPRINT, "left_anti")
-        partitions = settings.parser.partitions or _default_partitions(spark)
+        partitions = settings.parser.partitions or _parse_partitions(spark)
         parsed, summary.parsed_statements = _materialize(
-            parse_statements(to_parse, settings.parser.to_options(), partitions), checkpoint=True
+            parse_statements(to_parse, settings.parser.to_options(), partitions),
+            level,
+            checkpoint=True,
         )
         summary.reused_statements = summary.distinct_statements - summary.parsed_statements
 
@@ -234,23 +328,14 @@ def _run(
             tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi")
         )
         _merge_parsed_statements(tables, parsed, stats_df, batch_fps, version)
-        _merge_lineage(tables, batch_fps, summary)
-        _merge_quarantine(tables, log, batch_fps, summary)
+        _merge_lineage(tables, batch_fps, summary, level)
+        _merge_quarantine(tables, rows, batch_fps, summary)
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
         summary.by_parser = _count_by(counts, "parser")
         summary.by_error_kind = _count_by(
             counts.where(F.col("error_kind").isNotNull()), "error_kind"
         )
-
-
-def _default_partitions(spark: SparkSession) -> int:
-    """3 x the cores (stragglers from rare huge statements spread out); shuffle partitions where
-    the SparkContext is not reachable (Spark Connect, Databricks serverless)."""
-    try:
-        return 3 * spark.sparkContext.defaultParallelism
-    except Exception:  # Connect sessions raise various errors here
-        return int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
 
 
 def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
@@ -285,7 +370,9 @@ def _merge_parsed_statements(
     merge_upsert(tables, "parsed_statements", rows)
 
 
-def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSummary) -> None:
+def _merge_lineage(
+    tables: LineageTables, batch_fps: DataFrame, summary: RunSummary, level: StorageLevel
+) -> None:
     """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables."""
     parsed_all = tables.read("parsed_statements")
     annotated = annotate_edge_kind(tables.read("queries"), parsed_all)
@@ -300,7 +387,7 @@ def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSumm
     current = current_lineage_rows(scope_rows)
     for table, column_level in (("table_lineage", False), ("column_lineage", True)):
         desired, n_desired = _materialize(
-            lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
+            lineage_edges(current, parsed_all, column_level=column_level), level, checkpoint=True
         )
         existing = tables.read(table)
         in_scope = (
@@ -308,7 +395,7 @@ def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSumm
             .unionByName(existing.join(objects, ["edge_kind", "object_name"], "left_semi"))
             .distinct()
         )
-        stale, n_stale = _materialize(stale_rows(in_scope, desired, table), checkpoint=True)
+        stale, n_stale = _materialize(stale_rows(in_scope, desired, table), level, checkpoint=True)
         written = 0
         if n_desired or n_stale:
             written = _written(merge_reconcile(tables, table, desired, stale))
@@ -320,7 +407,7 @@ def _merge_lineage(tables: LineageTables, batch_fps: DataFrame, summary: RunSumm
 
 def _merge_quarantine(
     tables: LineageTables,
-    log: DataFrame,
+    rows: DataFrame,
     batch_fps: DataFrame,
     summary: RunSummary,
 ) -> None:
@@ -329,7 +416,7 @@ def _merge_quarantine(
     Parse failures are read back from ``parsed_statements`` for the batch's fingerprints (not
     from this run's UDF output), so a run that stopped after parsing is completed by the next.
     """
-    load = load_failures(log).withColumn(
+    load = load_failures(rows).withColumn(
         "quarantine_id",
         F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
     )

@@ -4,6 +4,11 @@ Cleaning, masking, normalizing and fingerprinting run as Spark SQL expressions b
 regex constants of ``lineage_udfs.core.fingerprint`` (the same algorithm as its pure-Python
 functions; a Spark test checks they agree). Only parsing needs Python, once per distinct
 fingerprint.
+
+Memory: the SQL text is the bulk of a log. The per-row steps that shuffle (dedupe by query id,
+choice of one representative per fingerprint) work on narrow rows without it
+(:func:`narrow_relevant_rows`); the text joins back only for the one representative row of
+each fingerprint (:func:`distinct_statements`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.spark.readers import LOAD_ERROR, RAW_RECORD, SOURCE_FILE, SOURCE_NAME
+from lineage_udfs.spark.schemas import QUERIES_SCHEMA
 from lineage_udfs.spark.udfs import make_parse_udf
 
 PARSE_TEXT = "parse_text"
@@ -24,6 +30,12 @@ MASKED_SQL = "masked_sql"
 FINGERPRINT = "fingerprint"
 IS_RELEVANT = "is_relevant"
 PARSE_RESULT = "parse_result"
+MASKED_RECORD = "masked_record"
+"""A load failure's record (raw record or query text) with its literals masked."""
+QUERY_BYTES = "query_bytes"
+"""UTF-8 length of a row's query text: sizes the run's shuffles (the text itself is dropped)."""
+DEDUPE_RANK = "_query_rank"
+"""1 for the row kept among rows sharing a query id (earliest start_time, then fingerprint)."""
 
 
 def _whole(pattern: str) -> str:
@@ -131,12 +143,78 @@ def prepare_statements(log: DataFrame) -> DataFrame:
     ).withColumn(IS_RELEVANT, is_relevant_col(F.col(MASKED_SQL), F.col("object_kind")))
 
 
-def distinct_statements(relevant: DataFrame) -> DataFrame:
-    """One representative row per fingerprint: the earliest (start_time, query_id) row.
+def _masked_record_col() -> Column:
+    """A load failure's record, masked: the raw text of a corrupt record (masked as MySQL, which
+    treats both quote kinds as strings), else the query text in the row's dialect."""
+    record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
+    dialect = F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(F.col("dialect"))
+    return normalize_masked_col(mask_literals_col(record, dialect))
+
+
+def prepare_rows(log: DataFrame) -> DataFrame:
+    """Every log row, prepared once, keeping its text only where a later step reads it.
+
+    Loadable rows get ``fingerprint`` and ``is_relevant``; relevant rows also keep ``parse_text``
+    and ``masked_sql`` (null on other rows); rows with a load error keep ``masked_record`` for
+    the quarantine. ``query_text`` and the raw record are dropped; ``query_bytes`` (the text's
+    UTF-8 length) stays for sizing.
 
     Returns:
-        fingerprint, dialect, default_database, default_schema, object_kind, parse_text,
-        masked_sql.
+        The log's columns without ``query_text`` and ``_raw_record``, plus fingerprint,
+        is_relevant, parse_text, masked_sql, masked_record and query_bytes.
+    """
+    loadable = F.col(LOAD_ERROR).isNull()
+    prepared = prepare_statements(log)
+    relevant = loadable & F.coalesce(F.col(IS_RELEVANT), F.lit(False))
+    kept = [c for c in log.columns if c not in ("query_text", RAW_RECORD)]
+    return prepared.select(
+        *kept,
+        F.when(loadable, F.col(FINGERPRINT)).alias(FINGERPRINT),
+        relevant.alias(IS_RELEVANT),
+        F.when(relevant, F.col(PARSE_TEXT)).alias(PARSE_TEXT),
+        F.when(relevant, F.col(MASKED_SQL)).alias(MASKED_SQL),
+        F.when(~loadable, _masked_record_col()).alias(MASKED_RECORD),
+        F.coalesce(F.octet_length("query_text"), F.lit(0)).cast("long").alias(QUERY_BYTES),
+    )
+
+
+def narrow_relevant_rows(rows: DataFrame) -> DataFrame:
+    """Relevant rows without their text, ranked among rows that share a query id.
+
+    ``_query_rank`` is 1 for the row that counts (earliest start_time, then fingerprint); the
+    others are duplicates of a query id. The shuffle by query id carries no SQL text.
+
+    Returns:
+        The ``queries`` columns plus ``_query_rank``.
+    """
+    dedupe = Window.partitionBy("query_id").orderBy(
+        F.col("start_time").asc_nulls_last(), F.col(FINGERPRINT)
+    )
+    return (
+        rows.where(F.col(IS_RELEVANT))
+        .select(*QUERIES_SCHEMA.fieldNames())
+        .withColumn(DEDUPE_RANK, F.row_number().over(dedupe))
+    )
+
+
+STATEMENT_COLUMNS: tuple[str, ...] = (
+    FINGERPRINT,
+    "dialect",
+    "default_database",
+    "default_schema",
+    "object_kind",
+    PARSE_TEXT,
+    MASKED_SQL,
+)
+"""Columns of a distinct statement, as the parse step takes them."""
+_REPRESENTATIVE_KEYS: tuple[str, ...] = (FINGERPRINT, "query_id", "start_time")
+
+
+def representative_rows(relevant: DataFrame) -> DataFrame:
+    """One row per fingerprint: the earliest (start_time, query_id) of ``relevant``.
+
+    ``relevant`` holds one row per query id (duplicates of a query id already dropped); it may
+    be narrow (no SQL text), which keeps the shuffle by fingerprint small.
     """
     order = Window.partitionBy(FINGERPRINT).orderBy(
         F.col("start_time").asc_nulls_last(), F.col("query_id")
@@ -144,16 +222,43 @@ def distinct_statements(relevant: DataFrame) -> DataFrame:
     return (
         relevant.withColumn("_rank", F.row_number().over(order))
         .where(F.col("_rank") == 1)
-        .select(
-            FINGERPRINT,
-            "dialect",
-            "default_database",
-            "default_schema",
-            "object_kind",
-            PARSE_TEXT,
-            MASKED_SQL,
-        )
+        .drop("_rank")
     )
+
+
+def with_statement_texts(representatives: DataFrame, rows: DataFrame) -> DataFrame:
+    """Join the texts of ``rows`` (``prepare_rows``) to narrow representative rows.
+
+    Matched on (fingerprint, query_id, start_time), null-safe. Materialize
+    ``representatives`` first: with its true (small) size known, Spark broadcasts it and the
+    texts of every other row stay where they are instead of being shuffled.
+
+    Returns:
+        STATEMENT_COLUMNS, one row per fingerprint.
+    """
+    texts = rows.where(F.col(PARSE_TEXT).isNotNull()).select(
+        *[F.col(k).alias(f"_t_{k}") for k in _REPRESENTATIVE_KEYS], PARSE_TEXT, MASKED_SQL
+    )
+    on = [representatives[k].eqNullSafe(texts[f"_t_{k}"]) for k in _REPRESENTATIVE_KEYS]
+    narrow = representatives.select(
+        *[c for c in representatives.columns if c not in (PARSE_TEXT, MASKED_SQL)]
+    )
+    return (
+        narrow.join(texts, on, "inner")
+        # a query id logged twice with the same time and fingerprint is one statement
+        .dropDuplicates([FINGERPRINT])
+        .select(*STATEMENT_COLUMNS)
+    )
+
+
+def distinct_statements(relevant: DataFrame) -> DataFrame:
+    """One representative row per fingerprint with its texts: the earliest (start_time,
+    query_id) row of ``relevant`` (one row per query id, carrying parse_text and masked_sql).
+
+    Returns:
+        STATEMENT_COLUMNS.
+    """
+    return representative_rows(relevant).select(*STATEMENT_COLUMNS)
 
 
 def parse_statements(
@@ -186,16 +291,15 @@ def parse_statements(
     )
 
 
-def load_failures(log: DataFrame) -> DataFrame:
-    """Rows with a load error, as quarantine candidates (stage ``load``); literals masked."""
-    record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
-    masked = normalize_masked_col(
-        mask_literals_col(
-            record,
-            F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(F.col("dialect")),
-        )
-    )
-    return log.where(F.col(LOAD_ERROR).isNotNull()).select(
+def load_failures(rows: DataFrame) -> DataFrame:
+    """Rows with a load error, as quarantine candidates (stage ``load``); literals masked.
+
+    Args:
+        rows: the log as read (``query_text`` and the raw record) or as ``prepare_rows``
+            returns it (``masked_record``).
+    """
+    masked = F.col(MASKED_RECORD) if MASKED_RECORD in rows.columns else _masked_record_col()
+    return rows.where(F.col(LOAD_ERROR).isNotNull()).select(
         F.lit("load").alias("stage"),
         F.col(LOAD_ERROR).alias("reason"),
         F.lit(None).cast("string").alias("error_kind"),

@@ -17,10 +17,13 @@ from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA
 from lineage_udfs.spark.transforms import (
     FINGERPRINT,
     IS_RELEVANT,
+    MASKED_RECORD,
     MASKED_SQL,
     PARSE_RESULT,
     PARSE_TEXT,
+    QUERY_BYTES,
     parse_statements,
+    prepare_rows,
     prepare_statements,
     with_default_dialect,
 )
@@ -120,3 +123,20 @@ def test_parse_udf_returns_the_declared_struct_and_never_raises(spark: SparkSess
     assert results["f2"].status == "failed"
     for result in results.values():  # the UDF output never carries the original text
         assert "secret" not in str(result.asDict(recursive=True))
+
+
+def test_prepare_rows_keeps_sql_text_only_where_a_later_step_reads_it(spark: SparkSession) -> None:
+    rows = {r.query_id: r for r in prepare_rows(_sample_log(spark)).collect()}
+    assert "query_text" not in next(iter(rows.values())).asDict()
+    relevant = [r for r in rows.values() if r[IS_RELEVANT]]
+    noise = [r for r in rows.values() if r[LOAD_ERROR] is None and not r[IS_RELEVANT]]
+    failures = [r for r in rows.values() if r[LOAD_ERROR] is not None]
+    assert relevant and noise and failures
+    assert all(r[PARSE_TEXT] and r[MASKED_SQL] and r[FINGERPRINT] for r in relevant)
+    assert all(r[PARSE_TEXT] is None and r[MASKED_SQL] is None for r in noise + failures)
+    assert all(r[FINGERPRINT] for r in noise)  # fingerprinted, then dropped as not relevant
+    assert all(r[FINGERPRINT] is None for r in failures)
+    assert any(r[MASKED_RECORD] for r in failures)  # the corrupt JSON line, masked
+    assert all(r[MASKED_RECORD] is None for r in relevant + noise)
+    assert all(r[QUERY_BYTES] >= 0 for r in rows.values())
+    assert sum(r[QUERY_BYTES] for r in relevant) > 1000

@@ -10,7 +10,13 @@ import yaml
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.settings import PARSER_JOB_KEYS, JobSettings, ParserSettings, load_settings
+from lineage_udfs.settings import (
+    PARSER_JOB_KEYS,
+    ExecutionSettings,
+    JobSettings,
+    ParserSettings,
+    load_settings,
+)
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 
@@ -100,3 +106,30 @@ def test_settings_are_frozen() -> None:
     settings = JobSettings()
     with pytest.raises(ValueError, match="frozen"):
         settings.parser.default_dialect = "x"  # type: ignore[misc]
+
+
+def test_shuffle_partitions_auto_grow_with_the_input_within_bounds() -> None:
+    execution = ExecutionSettings(target_partition_bytes=64 * 2**20, max_shuffle_partitions=500)
+    counts = [
+        execution.shuffle_partitions_for(n, parallelism=4)
+        for n in (0, 2**20, 64 * 2**20, 65 * 2**20, 10 * 2**30, 2**50)
+    ]
+    assert counts == [4, 4, 4, 4, 160, 500]  # parallelism is the floor, max the ceiling
+    assert counts == sorted(counts)
+    floor = ExecutionSettings(min_shuffle_partitions=16)
+    assert floor.shuffle_partitions_for(1, parallelism=4) == 16
+
+
+def test_shuffle_partitions_fixed_or_from_the_session() -> None:
+    assert ExecutionSettings(shuffle_partitions=3).shuffle_partitions_for(2**40, 8) == 3
+    assert ExecutionSettings(shuffle_partitions="session").shuffle_partitions_for(2**40, 8) is None
+    with pytest.raises(ValueError):
+        ExecutionSettings(shuffle_partitions=0)
+    with pytest.raises(ValueError):
+        ExecutionSettings(storage_level="OFF_HEAP_SOMEWHERE")
+
+
+def test_base_yaml_documents_every_execution_key() -> None:
+    base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
+    assert set(base["execution"]) == set(ExecutionSettings.model_fields)
+    assert ExecutionSettings.model_validate(base["execution"]) == ExecutionSettings()
