@@ -211,7 +211,7 @@ def _first_line(exc: BaseException) -> str:
     for line in text.splitlines():
         # Py4JJavaError starts with "An error occurred while calling ..."; the cause follows
         if line.strip() and not line.startswith("An error occurred while calling"):
-            return line.strip()[:300]
+            return line.strip().lstrip(": ")[:300]
     return type(exc).__name__
 
 
