@@ -1,7 +1,11 @@
 """Publish the Delta lineage tables as OpenLineage events (or only replay the spool).
 
 python jobs/emit_openlineage.py --config conf/base.yaml --config conf/local.yaml
+python jobs/emit_openlineage.py --config conf/base.yaml --config conf/local.yaml --all
 python jobs/emit_openlineage.py --config conf/base.yaml --replay
+
+Without --all, only what changed since the last successful emission is emitted
+(``openlineage.scope``, default incremental).
 """
 
 from __future__ import annotations
@@ -31,13 +35,22 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--replay", action="store_true", help="only replay the spool; do not read Delta tables"
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="re-emit every row (openlineage.scope: all), not only changes since the last emission",
+    )
     return parser.parse_args(argv)
 
 
-def run(settings: JobSettings, *, replay_only: bool = False) -> object:
+def run(settings: JobSettings, *, replay_only: bool = False, emit_all: bool = False) -> object:
     """Emit (or replay); returns the summary. Secrets are read here, from the environment."""
     if settings.openlineage.transport is None:
         raise ConfigError("openlineage.transport is not configured")
+    if emit_all:
+        settings = settings.model_copy(
+            update={"openlineage": settings.openlineage.model_copy(update={"scope": "all"})}
+        )
     secrets = openlineage_secrets(settings.openlineage, os.environ)
     if replay_only:
         from lineage_udfs.spark.openlineage import replay_spool
@@ -57,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lineage_udfs.logging_setup import configure_logging
 
         configure_logging(settings.logging)
-        summary = run(settings, replay_only=args.replay)
+        summary = run(settings, replay_only=args.replay, emit_all=args.all)
     except LineageError:
         logger.exception("emit_openlineage failed")
         return 1

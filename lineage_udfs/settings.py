@@ -121,6 +121,7 @@ class SinkSettings(_Strict):
             "column_lineage",
             "quarantine",
             "lineage_runs",
+            "openlineage_emissions",
         ],
         TableSettings,
     ] = Field(default_factory=dict)

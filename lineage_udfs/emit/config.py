@@ -127,6 +127,10 @@ class OpenLineageSettings(_Strict):
         include_selects: also emit plain SELECTs (no output dataset).
         emit_statement_runs: for scripts/procedures, also emit one child run per statement,
             linked to the script's run with the ``parent`` facet.
+        scope: ``incremental`` (default): emit only what changed since the last successful
+            emission (new or updated ``queries`` rows, statements whose parse changed; in
+            ``per_statement_day`` mode every statement-day such a row touches); ``all``: emit
+            every row (``jobs/emit_openlineage.py --all``).
         spool: reliability buffer for the http transport.
     """
 
@@ -138,6 +142,7 @@ class OpenLineageSettings(_Strict):
     emit_mode: Literal["per_run", "per_statement_day"] = "per_run"
     include_selects: bool = False
     emit_statement_runs: bool = True
+    scope: Literal["incremental", "all"] = "incremental"
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
 
     @model_validator(mode="after")

@@ -26,6 +26,7 @@ from lineage_udfs.spark.schemas import (
     COLUMN_COMMENTS,
     TABLE_COMMENTS,
     TABLE_KEYS,
+    TABLE_PROPERTIES,
     TABLE_SCHEMAS,
 )
 
@@ -74,7 +75,8 @@ class LineageTables:
             self.ensure(table)
 
     def ensure(self, table: str) -> None:
-        """Create ``table`` if it does not exist (declared schema, table and column comments)."""
+        """Create ``table`` if it does not exist (declared schema, table and column comments,
+        table properties); on an existing table, set the declared properties it lacks."""
         name, path = self.location(table)
         builder = DeltaTable.createIfNotExists(self.spark)
         if name:
@@ -86,7 +88,35 @@ class LineageTables:
             builder = builder.addColumn(
                 field.name, field.dataType, nullable=True, comment=comments[field.name]
             )
+        for key, value in TABLE_PROPERTIES.get(table, {}).items():
+            builder = builder.property(key, value)
         builder.comment(TABLE_COMMENTS[table]).execute()
+        self.ensure_properties(table)
+
+    def ensure_properties(self, table: str) -> None:
+        """Set the declared table properties (``TABLE_PROPERTIES``) that ``table`` lacks.
+
+        A table created before a property was declared (e.g. the change data feed of
+        ``queries``) gets it with one ``ALTER TABLE ... SET TBLPROPERTIES`` commit; changes
+        are recorded from that version on.
+        """
+        wanted = TABLE_PROPERTIES.get(table, {})
+        if not wanted:
+            return
+        detail = self.delta_table(table).detail().select("properties").first()
+        current: Mapping[str, str] = (detail["properties"] if detail else None) or {}
+        missing = {k: v for k, v in wanted.items() if current.get(k, "").lower() != v.lower()}
+        if not missing:
+            return
+        assignments = ", ".join(f"'{k}' = '{v}'" for k, v in sorted(missing.items()))
+        logger.info("setting table properties on %s: %s", self.describe(table), assignments)
+        self.spark.sql(f"ALTER TABLE {self._identifier(table)} SET TBLPROPERTIES ({assignments})")
+
+    def _identifier(self, table: str) -> str:
+        name, path = self.location(table)
+        if name:
+            return name
+        return "delta.`" + str(path).replace("`", "``") + "`"
 
     def delta_table(self, table: str) -> DeltaTable:
         """The ``DeltaTable`` handle."""
@@ -95,13 +125,33 @@ class LineageTables:
             return DeltaTable.forName(self.spark, name)
         return DeltaTable.forPath(self.spark, path)  # type: ignore[arg-type]
 
-    def read(self, table: str) -> DataFrame:
-        """The table's current rows, columns in declared order."""
+    def read(self, table: str, *, version: int | None = None) -> DataFrame:
+        """The table's rows, columns in declared order: current, or as of ``version``."""
         name, path = self.location(table)
-        frame = (
-            self.spark.read.table(name) if name else self.spark.read.format("delta").load(path)  # type: ignore[arg-type]
-        )
+        reader = self.spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
         return frame.select(*TABLE_SCHEMAS[table].fieldNames())
+
+    def changes(self, table: str, start: int, end: int) -> DataFrame:
+        """Change data feed rows of versions ``start`` to ``end`` (inclusive): the declared
+        columns plus ``_change_type`` (insert / update_preimage / update_postimage / delete)
+        and ``_commit_version``.
+
+        Raises (when the plan is analysed or run, not here): an AnalysisException when change
+        data was not recorded for the range; a FileNotFound error when VACUUM removed files
+        the range needs.
+        """
+        name, path = self.location(table)
+        reader = (
+            self.spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", start)
+            .option("endingVersion", end)
+        )
+        frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
+        return frame.select(*TABLE_SCHEMAS[table].fieldNames(), "_change_type", "_commit_version")
 
     def append(self, table: str, rows: DataFrame) -> None:
         """Append rows (``lineage_runs`` only: one row per run by design)."""

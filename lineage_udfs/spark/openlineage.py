@@ -6,6 +6,10 @@ and sends them through one client per partition (``mapPartitions``). Only per-pa
 come back to the driver; events never do. Before sending, the driver replays the spool; if the
 spool still holds events afterwards (collector still down), new events are spooled behind them
 instead of being sent, so delivery order is kept.
+
+By default (``openlineage.scope: incremental``) only what changed since the last successful
+emission is emitted, and each emission appends its watermark row to ``openlineage_emissions``
+once its events are delivered or spooled: see :mod:`lineage_udfs.spark.emission_scope`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,15 @@ from lineage_udfs.emit.events import (
 from lineage_udfs.emit.spool import EmitCounts, ReplaySummary, Spool, SpoolingEmitter, replay
 from lineage_udfs.settings import JobSettings
 from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.emission_scope import (
+    EMISSIONS_TABLE,
+    STATEMENT_DAY_KEYS,
+    EmissionScope,
+    options_digest,
+    plan_scope,
+    queries_in_scope,
+    record_emission,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,11 +77,22 @@ class EmitSummary:
         counts: rows, skipped, emitted, spooled, overflowed, failed (summed over partitions).
         replay: what the replay before the emission delivered.
         spool_pending: events left in the spool afterwards.
+        scope: ``incremental`` or ``full``.
+        reason: why the emission was full, or why its watermark was held back.
+        changed_queries: incremental: queries rows new or updated since the watermark.
+        reparsed_statements: incremental: fingerprints whose parse changed.
+        status: ``succeeded`` (the emission is the next watermark) or ``failed`` (events were
+            rejected or dropped; the watermark did not move).
     """
 
     counts: EmitCounts
     replay: ReplaySummary
     spool_pending: int
+    scope: str = "full"
+    reason: str | None = None
+    changed_queries: int = 0
+    reparsed_statements: int = 0
+    status: str = "succeeded"
 
 
 def _options(settings: OpenLineageSettings) -> EventOptions:
@@ -88,25 +112,25 @@ def _spool(settings: OpenLineageSettings) -> Spool | None:
     return Spool(Path(settings.spool.path).absolute(), settings.spool.max_bytes)
 
 
-def emission_rows(tables: LineageTables, settings: OpenLineageSettings) -> DataFrame:
+def emission_rows(
+    tables: LineageTables, settings: OpenLineageSettings, scope: EmissionScope | None = None
+) -> DataFrame:
     """One row per run to emit: the query (or statement-day), its parse and its column edges.
 
+    ``scope`` selects the rows and pins the table versions (None: every current row).
     Timestamps travel as epoch microseconds so the executors' local time zone cannot shift them.
     """
-    queries = tables.read("queries")
+    if scope is None:
+        queries = tables.read("queries")
+        parsed_rows = tables.read("parsed_statements")
+    else:
+        queries = queries_in_scope(tables, scope, settings.emit_mode)
+        parsed_rows = tables.read("parsed_statements", version=scope.parsed_statements_version)
     if settings.emit_mode == "per_statement_day":
         day = F.to_date("start_time")
-        keys = [
-            "fingerprint",
-            "source_system",
-            "object_kind",
-            "object_name",
-            "default_database",
-            "default_schema",
-        ]
         queries = (
             queries.withColumn("day", day)
-            .groupBy(*keys, "day")
+            .groupBy(*STATEMENT_DAY_KEYS, "day")
             .agg(
                 F.min("start_time").alias("start_time"),
                 F.max("end_time").alias("end_time"),
@@ -119,17 +143,19 @@ def emission_rows(tables: LineageTables, settings: OpenLineageSettings) -> DataF
             .withColumn("query_id", F.concat_ws("@", "fingerprint", F.col("day").cast("string")))
             .drop("any_ok", "day")
         )
-    parsed = tables.read("parsed_statements").select(
-        "fingerprint", *[F.col(c).alias(f"p_{c}") for c in _PARSED_COLUMNS]
-    )
+    parsed = parsed_rows.select("fingerprint", *[F.col(c).alias(f"p_{c}") for c in _PARSED_COLUMNS])
     if not settings.include_selects:
         parsed = parsed.where(
             ~((F.col("p_statement_type") == "SELECT") & (F.size("p_targets") <= 0))
         )
-    edges = (
-        tables.read("column_lineage")
-        .groupBy("fingerprint")
-        .agg(F.collect_set(F.struct(*_EDGE_COLUMNS)).alias("column_edges"))
+    edge_rows = tables.read("column_lineage")
+    if scope is not None and scope.kind == "incremental":
+        # only the edges of the statements emitted now, not a pass over every edge
+        edge_rows = edge_rows.join(
+            queries.select("fingerprint").distinct(), "fingerprint", "left_semi"
+        )
+    edges = edge_rows.groupBy("fingerprint").agg(
+        F.collect_set(F.struct(*_EDGE_COLUMNS)).alias("column_edges")
     )
     return (
         queries.select(
@@ -219,7 +245,12 @@ def replay_spool(
 def emit_openlineage(
     spark: SparkSession, settings: JobSettings, secrets: Mapping[str, str] | None = None
 ) -> EmitSummary:
-    """Emit OpenLineage events for everything in the Delta lineage tables.
+    """Emit OpenLineage events for the Delta lineage tables: what changed since the last
+    successful emission (``openlineage.scope: incremental``) or everything (``all``).
+
+    The emission's row is appended to ``openlineage_emissions`` after its events were sent;
+    it becomes the next watermark when every event was delivered or spooled. An exception
+    leaves no row, so the next emission covers the same changes again.
 
     Args:
         spark: the session.
@@ -230,9 +261,14 @@ def emit_openlineage(
     Raises:
         ConfigError: the transport is missing or cannot be built.
     """
+    started_at = datetime.now(UTC)
     ol = settings.openlineage
     secrets = dict(secrets or {})
     make_transport(ol, secrets)  # fail fast on the driver, before any task starts
+    tables = LineageTables(spark, settings.sink)
+    tables.ensure(EMISSIONS_TABLE)
+    for table in ("queries", "parsed_statements"):
+        tables.ensure_properties(table)  # change data feed on tables created before it
     replayed = replay_spool(ol, secrets)
     spool = _spool(ol)
     spool_only = bool(spool is not None and spool.pending())
@@ -241,13 +277,41 @@ def emit_openlineage(
             "OpenLineage spool still holds %d events; new events are spooled behind them",
             spool.pending() if spool else 0,
         )
-    rows = emission_rows(LineageTables(spark, settings.sink), ol)
-    partials = rows.rdd.mapPartitionsWithIndex(_emit_partition(ol, secrets, spool_only)).collect()
-    counts = sum((EmitCounts.from_tuple(p) for p in partials), EmitCounts())
+    options = _options(ol)
+    digest = options_digest(options)
+    scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
+    if scope.is_empty:
+        counts = EmitCounts()
+    else:
+        rows = emission_rows(tables, ol, scope)
+        partials = rows.rdd.mapPartitionsWithIndex(
+            _emit_partition(ol, secrets, spool_only)
+        ).collect()
+        counts = sum((EmitCounts.from_tuple(p) for p in partials), EmitCounts())
     pending = spool.pending() if spool else 0
+    status = record_emission(
+        tables,
+        scope,
+        emit_mode=ol.emit_mode,
+        digest=digest,
+        counts=counts,
+        replayed=replayed,
+        started_at=started_at,
+        ended_at=datetime.now(UTC),
+    )
+    since = (
+        f" since queries v{scope.previous.queries_version}"
+        f" / parsed_statements v{scope.previous.parsed_statements_version}"
+        if scope.previous
+        else f" ({scope.reason})"
+    )
     logger.info(
-        "OpenLineage emit: rows=%d skipped=%d emitted=%d spooled=%d overflowed=%d failed=%d "
-        "replayed=%d spool_pending=%d",
+        "OpenLineage emit, %s%s: changed_queries=%d reparsed=%d rows=%d skipped=%d emitted=%d "
+        "spooled=%d overflowed=%d failed=%d replayed=%d spool_pending=%d status=%s",
+        scope.kind,
+        since,
+        scope.changed_count,
+        scope.reparsed_count,
         counts.rows,
         counts.skipped,
         counts.emitted,
@@ -256,6 +320,7 @@ def emit_openlineage(
         counts.failed,
         replayed.delivered,
         pending,
+        status,
     )
     if counts.overflowed:
         logger.error(
@@ -266,4 +331,18 @@ def emit_openlineage(
         )
     if counts.failed:
         logger.error("OpenLineage: %d events rejected by the transport", counts.failed)
-    return EmitSummary(counts=counts, replay=replayed, spool_pending=pending)
+    if status != "succeeded":
+        logger.error(
+            "OpenLineage emission failed: watermark not advanced; the next emission re-emits "
+            "these changes"
+        )
+    return EmitSummary(
+        counts=counts,
+        replay=replayed,
+        spool_pending=pending,
+        scope=scope.kind,
+        reason="; ".join(r for r in (scope.reason, scope.held_reason) if r) or None,
+        changed_queries=scope.changed_count,
+        reparsed_statements=scope.reparsed_count,
+        status=status,
+    )

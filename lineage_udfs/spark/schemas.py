@@ -175,6 +175,32 @@ LINEAGE_RUNS_SCHEMA = _s(
     ("status", StringType()),
 )
 
+OPENLINEAGE_EMISSIONS_SCHEMA = _s(
+    # one row per OpenLineage emission; the newest succeeded row with the same options_digest is
+    # the watermark of the next incremental emission (lineage_udfs.spark.emission_scope)
+    ("emission_id", StringType()),
+    ("started_at", TimestampType()),
+    ("ended_at", TimestampType()),
+    ("scope", StringType()),  # incremental / full
+    ("reason", StringType()),  # why full (or why the watermark was held back)
+    ("emit_mode", StringType()),
+    ("options_digest", StringType()),
+    ("queries_from_version", LongType()),  # previous watermark (exclusive); null when full
+    ("queries_version", LongType()),  # the watermark: every change up to it was emitted
+    ("parsed_statements_from_version", LongType()),
+    ("parsed_statements_version", LongType()),
+    ("changed_queries", LongType()),
+    ("reparsed_statements", LongType()),
+    ("rows", LongType()),
+    ("skipped", LongType()),
+    ("emitted", LongType()),
+    ("spooled", LongType()),
+    ("overflowed", LongType()),
+    ("failed", LongType()),
+    ("replayed", LongType()),
+    ("status", StringType()),  # succeeded / failed
+)
+
 
 # --- table and column comments (applied when the tables are created) -------------------------
 # --- graph analytics (lineage_udfs.spark.graph); every row carries its component_id ----------
@@ -235,6 +261,7 @@ TABLE_SCHEMAS: dict[str, StructType] = {
     "table_closure": TABLE_CLOSURE_SCHEMA,
     "column_closure": COLUMN_CLOSURE_SCHEMA,
     "graph_components": GRAPH_COMPONENTS_SCHEMA,
+    "openlineage_emissions": OPENLINEAGE_EMISSIONS_SCHEMA,
 }
 
 TABLE_KEYS: dict[str, tuple[str, ...]] = {
@@ -263,8 +290,19 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
         "descendant_column",
     ),
     "graph_components": ("component_id",),
+    "openlineage_emissions": ("emission_id",),
 }
 """Natural (MERGE) keys."""
+
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+TABLE_PROPERTIES: dict[str, dict[str, str]] = {
+    # Incremental OpenLineage emission reads what changed since its watermark from the change
+    # data feed of these two tables (new / updated log rows, re-parsed statements) instead of
+    # scanning all history. LineageTables.ensure() sets the property on new and existing tables.
+    "queries": {CHANGE_DATA_FEED: "true"},
+    "parsed_statements": {CHANGE_DATA_FEED: "true"},
+}
+"""Delta table properties, per table (applied on creation and to existing tables)."""
 
 TABLE_COMMENTS: dict[str, str] = {
     "parsed_statements": "One row per distinct statement fingerprint: parse outcome and usage.",
@@ -284,6 +322,9 @@ TABLE_COMMENTS: dict[str, str] = {
     "with DIRECT-only reachability told apart.",
     "graph_components": "One row per connected component: signature of its edges (incremental "
     "runs recompute only components whose signature changed).",
+    "openlineage_emissions": "One row per OpenLineage emission: the queries / parsed_statements "
+    "versions it covered, scope and counts; the newest succeeded row is the incremental "
+    "watermark.",
 }
 
 _COMMON_COMMENTS: dict[str, str] = {
@@ -355,10 +396,46 @@ _COMMON_COMMENTS: dict[str, str] = {
     "signature": "sha256 of the component's sorted (source, target, edge_kind) edges",
     "edge_count": "distinct table edges in the component",
     "node_count": "nodes in the component",
+    "emission_id": "OpenLineage emission id",
+    "scope": "incremental (changes since the watermark) or full (every row)",
+    "emit_mode": "openlineage.emit_mode of the emission: per_run / per_statement_day",
+    "options_digest": "digest of the event-shaping openlineage options; a change forces a full "
+    "emission",
+    "queries_from_version": "queries version of the previous watermark (exclusive start of the "
+    "range); null for a full emission",
+    "queries_version": "queries version covered: every change up to it was emitted (null: "
+    "rows without a parse were found, the next emission is full)",
+    "parsed_statements_from_version": "parsed_statements version of the previous watermark; "
+    "null for a full emission",
+    "parsed_statements_version": "parsed_statements version covered",
+    "changed_queries": "queries rows new or updated since the watermark",
+    "reparsed_statements": "fingerprints whose parse changed since the watermark",
+    "rows": "runs (log rows or statement-days) looked at",
+    "skipped": "runs that produce no event",
+    "emitted": "events the transport accepted",
+    "spooled": "events spooled for a later replay",
+    "overflowed": "events dropped because the spool was full",
+    "failed": "events rejected by the transport (or undeliverable without a spool)",
+    "replayed": "spooled events delivered before this emission",
 }
 
+_TABLE_COLUMN_COMMENTS: dict[str, dict[str, str]] = {
+    "openlineage_emissions": {
+        "started_at": "when the emission started (UTC)",
+        "ended_at": "when the emission ended (UTC)",
+        "reason": "why the emission was full (scope all, no watermark, options changed, change "
+        "data unavailable) or why its queries watermark was held back",
+        "status": "succeeded (watermark) / failed (events rejected or dropped: not a watermark)",
+    },
+}
+"""Comments that differ from the common one for a column of the same name."""
+
 COLUMN_COMMENTS: dict[str, dict[str, str]] = {
-    table: {f.name: _COMMON_COMMENTS.get(f.name, f.name.replace("_", " ")) for f in schema}
+    table: {
+        f.name: _TABLE_COLUMN_COMMENTS.get(table, {}).get(f.name)
+        or _COMMON_COMMENTS.get(f.name, f.name.replace("_", " "))
+        for f in schema
+    }
     for table, schema in TABLE_SCHEMAS.items()
 }
 """Per table, per column comment."""

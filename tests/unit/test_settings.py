@@ -10,6 +10,7 @@ import yaml
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.settings import (
     PARSER_JOB_KEYS,
     ExecutionSettings,
@@ -73,6 +74,20 @@ def test_parser_settings_mirror_parser_options() -> None:
 def test_base_yaml_documents_every_parser_option() -> None:
     base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
     assert set(base["parser"]) == set(ParserSettings.model_fields)
+
+
+def test_base_yaml_documents_every_openlineage_option() -> None:
+    base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
+    assert set(base["openlineage"]) == set(OpenLineageSettings.model_fields)
+    assert base["openlineage"]["scope"] == OpenLineageSettings().scope == "incremental"
+
+
+def test_load_settings_openlineage_scope_is_incremental_or_all(tmp_path: Path) -> None:
+    every = _write(tmp_path / "all.yaml", "openlineage: {scope: all}\n")
+    assert load_settings([CONF / "base.yaml", every]).openlineage.scope == "all"
+    bad = _write(tmp_path / "bad.yaml", "openlineage: {scope: everything}\n")
+    with pytest.raises(ConfigError, match="scope"):
+        load_settings([CONF / "base.yaml", bad])
 
 
 def test_load_settings_unknown_key_names_the_file(tmp_path: Path) -> None:

@@ -1,0 +1,378 @@
+"""Incremental OpenLineage emission: only what changed since the last successful emission.
+
+Real Delta tables written with the extract job's own MERGE (change data feed on), the real
+http transport against the test collector, and the ``openlineage_emissions`` watermark table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from support.collector import Collector
+from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW, T0
+
+from lineage_udfs.emit.events import query_run_from_dict, run_id_for
+from lineage_udfs.settings import JobSettings, SinkSettings
+from lineage_udfs.spark.delta import LineageTables, merge_upsert
+from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage
+from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+
+T2, T3 = datetime(2026, 3, 2, 9, 0, 0), datetime(2026, 3, 2, 9, 30, 0)
+DAY_EVENTS = 2 + 6 + 2  # fp_ctas day (q1+q2: one run), fp_proc day (parent + 2 children), fp_bad
+
+Q6 = {**QUERIES[0], "query_id": "q6", "start_time": T2, "end_time": T3}  # fp_ctas again, later
+Q7 = {**QUERIES[0], "query_id": "q7", "fingerprint": "fp_new", "start_time": T2, "end_time": T3}
+FP_NEW = {
+    "fingerprint": "fp_new",
+    "dialect": "snowflake",
+    "statement_type": "INSERT",
+    "status": "ok",
+    "masked_sql": "INSERT INTO mart.f SELECT a FROM raw.o",
+    "sources": ["an.raw.o"],
+    "targets": ["an.mart.f"],
+    "statements": [],
+    "parser_version": "v1",
+}
+
+
+def _upsert(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:
+    """Write like the extract job: one MERGE per table (so the change data feed records it)."""
+    schema = TABLE_SCHEMAS[name]
+    data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
+    merge_upsert(tables, name, spark.createDataFrame(data, schema))
+
+
+@pytest.fixture
+def tables(spark: SparkSession, tmp_path: Path) -> LineageTables:
+    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "lineage")))
+    for name in ("queries", "parsed_statements", "column_lineage"):
+        tables.ensure(name)
+    _upsert(spark, tables, "queries", QUERIES)
+    _upsert(spark, tables, "parsed_statements", [{**p, "parser_version": "v1"} for p in PARSED])
+    _upsert(spark, tables, "column_lineage", EDGES)
+    return tables
+
+
+@pytest.fixture
+def collector() -> Iterator[Collector]:
+    server = Collector().start()
+    yield server
+    server.stop()
+
+
+def _settings(
+    tables: LineageTables,
+    collector: Collector,
+    spool: Path,
+    *,
+    scope: str = "incremental",
+    emit_mode: str = "per_run",
+    spool_enabled: bool = True,
+) -> JobSettings:
+    return JobSettings.model_validate(
+        {
+            "sink": tables.sink.model_dump(),
+            "openlineage": {
+                "enabled": True,
+                "scope": scope,
+                "emit_mode": emit_mode,
+                "job_namespace": "lw-test",
+                "transport": {"type": "http", "url": collector.url, "retries": 0, "timeout": 2},
+                "spool": {"enabled": spool_enabled, "path": str(spool)},
+            },
+        }
+    )
+
+
+def _emit(spark: SparkSession, settings: JobSettings, collector: Collector) -> list[dict]:
+    """Run one emission; return the events the collector received during it."""
+    before = len(collector.events)
+    emit_openlineage(spark, settings)
+    return collector.events[before:]
+
+
+def _emit_summary(
+    spark: SparkSession, settings: JobSettings, collector: Collector
+) -> tuple[EmitSummary, list[dict]]:
+    before = len(collector.events)
+    summary = emit_openlineage(spark, settings)
+    return summary, collector.events[before:]
+
+
+def _run_ids(events: list[dict]) -> set[str]:
+    """Run ids of the top-level runs (child runs of procedure statements carry a parent)."""
+    return {e["run"]["runId"] for e in events if "parent" not in e["run"].get("facets", {})}
+
+
+def _run_id(row: dict[str, Any]) -> str:
+    return run_id_for(query_run_from_dict(row))
+
+
+def _watermarks(tables: LineageTables) -> list[tuple[Any, ...]]:
+    rows = tables.read("openlineage_emissions").orderBy("ended_at").collect()
+    return [(r.scope, r.status, r.queries_version, r.parsed_statements_version) for r in rows]
+
+
+def test_emit_incremental_no_new_input_emits_nothing(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    first, first_events = _emit_summary(spark, settings, collector)
+    assert (first.scope, first.reason) == ("full", "no previous successful emission")
+    assert len(first_events) == EXPECTED_EVENTS
+
+    # what an extract run over the same log does: the same rows again (no change) and
+    # refreshed usage stats on every statement (not a change of its parse)
+    _upsert(spark, tables, "queries", QUERIES)
+    _upsert(
+        spark,
+        tables,
+        "parsed_statements",
+        [{**p, "parser_version": "v1", "occurrences": 9, "last_seen": T3} for p in PARSED],
+    )
+    second, second_events = _emit_summary(spark, settings, collector)
+
+    assert second.scope == "incremental"
+    assert (second.changed_queries, second.reparsed_statements) == (0, 0)
+    assert (second.counts.rows, second.counts.emitted) == (0, 0)
+    assert second_events == []
+    marks = _watermarks(tables)
+    assert [m[:2] for m in marks] == [("full", "succeeded"), ("incremental", "succeeded")]
+    assert marks[1][2:] == (
+        tables.latest_version("queries"),
+        tables.latest_version("parsed_statements"),
+    )
+
+
+def test_emit_incremental_new_log_rows_emit_only_their_events(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    first_events = _emit(spark, settings, collector)
+
+    _upsert(spark, tables, "queries", [Q6, Q7])  # q6: a known statement; q7: a new one
+    _upsert(spark, tables, "parsed_statements", [FP_NEW])
+    summary, events = _emit_summary(spark, settings, collector)
+
+    assert (summary.scope, summary.changed_queries, summary.counts.rows) == ("incremental", 2, 2)
+    assert len(events) == summary.counts.emitted == 4
+    assert _run_ids(events) == {_run_id(Q6), _run_id(Q7)}
+    assert not _run_ids(events) & _run_ids(first_events)
+    assert {e["job"]["name"] for e in events} == {
+        "ctas.an.mart.d.fp_ctas",
+        "insert.an.mart.f.fp_new",
+    }
+    # the new events still carry the statement's column lineage
+    q6_complete = next(
+        e for e in events if e["run"]["runId"] == _run_id(Q6) and e["eventType"] == "COMPLETE"
+    )
+    assert set(q6_complete["outputs"][0]["facets"]["columnLineage"]["fields"]) == {"a", "b"}
+    assert _emit(spark, settings, collector) == []
+
+
+def test_emit_incremental_reparse_reemits_rows_of_changed_statements(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    _emit(spark, settings, collector)
+
+    parsed = {p["fingerprint"]: p for p in PARSED}
+    new_sql = "CREATE TABLE mart.d AS SELECT a, b FROM raw.o JOIN raw.p ON o.k = p.k"
+    reparsed_ctas = {
+        **parsed["fp_ctas"],
+        "parser_version": "v2",
+        "masked_sql": new_sql,
+        "sources": ["an.raw.o", "an.raw.p"],
+    }
+    same_outcome = {**parsed["fp_proc"], "parser_version": "v2", "parse_ms": 3.5}
+    _upsert(spark, tables, "parsed_statements", [reparsed_ctas, same_outcome])
+    summary, events = _emit_summary(spark, settings, collector)
+
+    q1, q2 = QUERIES[0], QUERIES[1]  # the log rows of fp_ctas
+    assert (summary.changed_queries, summary.reparsed_statements) == (0, 1)
+    assert _run_ids(events) == {_run_id(q1), _run_id(q2)}
+    assert len(events) == 4
+    assert {e["job"]["facets"]["sql"]["query"] for e in events} == {new_sql}
+    complete = next(e for e in events if e["eventType"] != "START")
+    assert {i["name"] for i in complete["inputs"]} == {"AN.RAW.O", "AN.RAW.P"}
+    assert _emit(spark, settings, collector) == []
+
+
+@pytest.mark.parametrize("failure", ["collector_down_without_spool", "collector_rejects"])
+def test_emit_incremental_failed_emission_keeps_watermark(
+    spark: SparkSession,
+    tables: LineageTables,
+    collector: Collector,
+    tmp_path: Path,
+    failure: str,
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    _emit(spark, settings, collector)
+    watermark = _watermarks(tables)[-1]
+    _upsert(spark, tables, "queries", [Q6])
+
+    if failure == "collector_down_without_spool":
+        collector.stop()
+        failing = _settings(tables, collector, tmp_path / "spool", spool_enabled=False)
+    else:
+        collector.fail_with = 400  # the transport raises for every event; nothing to spool
+        failing = settings
+    failed, _ = _emit_summary(spark, failing, collector)
+    assert (failed.status, failed.counts.failed, failed.counts.emitted) == ("failed", 2, 0)
+    assert [m for m in _watermarks(tables) if m[1] == "succeeded"][-1] == watermark
+
+    if failure == "collector_down_without_spool":
+        collector.start()
+    collector.fail_with = None
+    retried, events = _emit_summary(spark, settings, collector)
+    assert (retried.status, retried.scope, retried.changed_queries) == (
+        "succeeded",
+        "incremental",
+        1,
+    )
+    assert _run_ids(events) == {_run_id(Q6)} and len(events) == 2
+    assert [m[1] for m in _watermarks(tables)] == ["succeeded", "failed", "succeeded"]
+    assert _emit(spark, settings, collector) == []
+
+
+def test_emit_scope_all_reemits_everything(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    first_events = _emit(spark, settings, collector)
+    assert _emit(spark, settings, collector) == []
+
+    everything = _settings(tables, collector, tmp_path / "spool", scope="all")
+    summary, events = _emit_summary(spark, everything, collector)
+
+    assert (summary.scope, summary.reason) == ("full", "scope all requested")
+    assert len(events) == EXPECTED_EVENTS
+    assert sorted((e["run"]["runId"], e["eventType"]) for e in events) == sorted(
+        (e["run"]["runId"], e["eventType"]) for e in first_events
+    )
+    assert _emit(spark, settings, collector) == []  # a full emission is a watermark too
+
+
+def test_emit_incremental_vacuumed_history_falls_back_to_full(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    _emit(spark, settings, collector)
+    _upsert(spark, tables, "queries", [Q6])
+    # compaction drops the file the new row was written to, VACUUM deletes it (and the change
+    # data files): the change feed since the watermark cannot be read any more
+    _, path = tables.location("queries")
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"OPTIMIZE delta.`{path}`").collect()
+        spark.sql(f"VACUUM delta.`{path}` RETAIN 0 HOURS").collect()
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+
+    summary, events = _emit_summary(spark, settings, collector)
+
+    assert summary.scope == "full"
+    assert summary.reason is not None and summary.reason.startswith("change data unavailable")
+    assert len(events) == EXPECTED_EVENTS + 2
+    assert _run_id(Q6) in _run_ids(events)
+    assert _emit(spark, settings, collector) == []  # the fallback's watermark works
+
+
+def test_emit_incremental_per_statement_day_reemits_touched_day_whole(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    _emit(spark, _settings(tables, collector, tmp_path / "spool"), collector)  # per_run
+    daily = _settings(tables, collector, tmp_path / "spool", emit_mode="per_statement_day")
+    switched, day_events = _emit_summary(spark, daily, collector)
+    assert (switched.scope, switched.reason) == (
+        "full",
+        "event options changed since the last emission",
+    )
+    assert len(day_events) == DAY_EVENTS
+
+    _upsert(spark, tables, "queries", [Q6])  # fp_ctas again, the same day as q1 and q2
+    summary, events = _emit_summary(spark, daily, collector)
+
+    assert (summary.scope, summary.changed_queries) == ("incremental", 1)
+    day_run = run_id_for(
+        query_run_from_dict({**Q6, "query_id": "fp_ctas@2026-03-02"}), "per_statement_day"
+    )
+    assert _run_ids(events) == {day_run} and len(events) == 2
+    start, end = sorted(events, key=lambda e: e["eventType"] != "START")
+    # the whole day, re-aggregated: q1's start, q6's end, success because one run succeeded
+    assert start["eventTime"].startswith(T0.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert end["eventTime"].startswith(T3.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert end["eventType"] == "COMPLETE"
+    assert _emit(spark, daily, collector) == []
+
+
+def test_emit_incremental_rows_without_parse_yet_are_emitted_later(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    _emit(spark, settings, collector)
+    # the extract job committed the log row; its parse is not committed yet
+    _upsert(spark, tables, "queries", [Q7])
+    early, early_events = _emit_summary(spark, settings, collector)
+    assert early_events == [] and early.status == "succeeded"
+    assert early.reason is not None and "without a parse" in early.reason
+
+    _upsert(spark, tables, "parsed_statements", [FP_NEW])
+    late, events = _emit_summary(spark, settings, collector)
+
+    assert late.reason is None
+    assert _run_ids(events) == {_run_id(Q7)} and len(events) == 2
+    assert _emit(spark, settings, collector) == []
+
+
+def test_ensure_enables_change_data_feed_on_an_existing_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "old")))
+    schema = TABLE_SCHEMAS["queries"]
+    _, path = tables.location("queries")
+    rows = [tuple(r.get(f) for f in schema.fieldNames()) for r in QUERIES]
+    spark.createDataFrame(rows, schema).write.format("delta").save(path)  # created before CDF
+
+    def cdf() -> str | None:
+        detail = tables.delta_table("queries").detail().first()
+        return detail["properties"].get("delta.enableChangeDataFeed") if detail else None
+
+    assert cdf() is None
+    tables.ensure("queries")
+    assert cdf() == "true"
+    enabled_at = tables.latest_version("queries")
+    _upsert(spark, tables, "queries", [Q6])
+    changes = tables.changes("queries", enabled_at + 1, tables.latest_version("queries"))
+    assert [(r.query_id, r._change_type) for r in changes.collect()] == [("q6", "insert")]
+    assert {r.source_system for r in tables.read("queries", version=0).collect()} == {SNOW}
+    tables.ensure("queries")  # idempotent: no second ALTER
+    assert tables.latest_version("queries") == enabled_at + 1
+
+
+def test_emit_incremental_on_catalog_tables(
+    spark: SparkSession, collector: Collector, tmp_path: Path
+) -> None:
+    spark.sql("CREATE DATABASE IF NOT EXISTS lineage_ol_it")
+    sink = SinkSettings(base_path=str(tmp_path / "unused"), database="lineage_ol_it")
+    tables = LineageTables(spark, sink)
+    for name in ("queries", "parsed_statements", "column_lineage"):
+        tables.ensure(name)
+    _upsert(spark, tables, "queries", QUERIES)
+    _upsert(spark, tables, "parsed_statements", [{**p, "parser_version": "v1"} for p in PARSED])
+    _upsert(spark, tables, "column_lineage", EDGES)
+    settings = _settings(tables, collector, tmp_path / "spool")
+
+    assert len(_emit(spark, settings, collector)) == EXPECTED_EVENTS
+    _upsert(spark, tables, "queries", [Q6])
+    summary, events = _emit_summary(spark, settings, collector)
+
+    assert (summary.scope, summary.changed_queries) == ("incremental", 1)
+    assert _run_ids(events) == {_run_id(Q6)}
+    assert spark.table("lineage_ol_it.openlineage_emissions").count() == 2
+    assert not (tmp_path / "unused").exists()
