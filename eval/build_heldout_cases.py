@@ -1148,8 +1148,8 @@ C("pg_copy_from_file", "postgres", """
   "COPY table FROM file: the file is the source dataset")
 
 C("pg_copy_query_to_file", "postgres", """
-    COPY (SELECT id, email FROM public.users WHERE active) TO '/tmp/active_users.csv' WITH CSV HEADER
-""", ["public.users"], ["/tmp/active_users.csv"], None,
+    COPY (SELECT id, email FROM public.users WHERE active) TO '/exports/active_users.csv' WITH CSV HEADER
+""", ["public.users"], ["/exports/active_users.csv"], None,
   "COPY (query) TO file: the file is the target dataset")
 
 C("pg_writable_cte_delete_returning", "postgres", """
