@@ -59,13 +59,14 @@ def _make_parse_qualify(schema: dict) -> object:
     return run
 
 
-def _sqllineage(sql: str) -> str:
-    """sqllineage's table and column lineage of one Spark SQL statement (its status)."""
+def sqllineage_status(sql: str, dialect: str = "sparksql", timeout: float = 60.0) -> str:
+    """sqllineage's table and column lineage of one statement: ``ok``, ``timeout`` or ``failed``
+    (``dialect`` is sqllineage's name; also used by run_bench.py)."""
     from sqllineage.runner import LineageRunner
 
     try:
-        with time_limit(60):
-            runner = LineageRunner(sql, dialect="sparksql", silent_mode=True)
+        with time_limit(timeout):
+            runner = LineageRunner(sql, dialect=dialect, silent_mode=True)
             runner.source_tables  # noqa: B018 - forces the analysis
             runner.target_tables  # noqa: B018
             runner.get_column_lineage()
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             if key == "c":
                 parser.parse(row["sql"], dialect="spark")
             else:
-                status = _sqllineage(row["sql"])
+                status = sqllineage_status(row["sql"])
                 statuses[status] = statuses.get(status, 0) + 1
             bucket.append(time.perf_counter() - started)
     ours_rate, theirs_rate = len(ours) / sum(ours), len(theirs) / sum(theirs)

@@ -160,9 +160,7 @@ def _loop_child(args: argparse.Namespace) -> int:
             )
             return str(r.status)
     else:
-        from sqllineage.runner import LineageRunner
-
-        from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
+        from parser_bench import sqllineage_status  # bench/ is on sys.path (script dir)
 
         names = {
             "spark": "sparksql",
@@ -172,21 +170,9 @@ def _loop_child(args: argparse.Namespace) -> int:
         }
 
         def one(s: dict[str, str | None]) -> str:
-            try:
-                with time_limit(args.sqllineage_timeout):
-                    runner = LineageRunner(
-                        s["sql"] or "",
-                        dialect=names.get(s["dialect"] or "", "ansi"),
-                        silent_mode=True,
-                    )
-                    runner.source_tables  # noqa: B018 - forces the analysis
-                    runner.target_tables  # noqa: B018
-                    runner.get_column_lineage()
-                return "ok"
-            except ParseTimeoutError:
-                return "timeout"
-            except Exception:
-                return "failed"
+            return sqllineage_status(
+                s["sql"] or "", names.get(s["dialect"] or "", "ansi"), args.sqllineage_timeout
+            )
 
     times, statuses = [], []
     cpu0 = time.process_time()

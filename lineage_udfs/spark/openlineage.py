@@ -38,6 +38,7 @@ from lineage_udfs.settings import JobSettings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.emission_scope import (
     EMISSIONS_TABLE,
+    PARSE_COLUMNS,
     STATEMENT_DAY_KEYS,
     EmissionScope,
     options_digest,
@@ -56,17 +57,8 @@ _EDGE_COLUMNS = (
     "transformation_type",
     "transformation_subtype",
 )
-_PARSED_COLUMNS = (
-    "dialect",
-    "statement_type",
-    "masked_sql",
-    "status",
-    "error_kind",
-    "error",
-    "sources",
-    "targets",
-    "statements",
-)
+_PARSED_COLUMNS = tuple(c for c in PARSE_COLUMNS if c != "column_edges")
+"""The ``parsed_statements`` columns events are built from (edges come from column_lineage)."""
 
 
 @dataclass(frozen=True)
