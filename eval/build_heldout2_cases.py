@@ -289,13 +289,14 @@ from sessions
         "main.analytics.int_sessions",
         """
     session_id <- main.raw_web.page_events.anonymous_id
+    session_id <- main.raw_web.page_events.event_ts
     anonymous_id <- main.raw_web.page_events.anonymous_id
     session_start <- main.raw_web.page_events.event_ts
     session_end <- main.raw_web.page_events.event_ts
     landing_page <- main.raw_web.page_events.page_url
   """,
     ),
-    "dbt-databricks CTAS with query-tag comment, `using delta`, star pass-through CTEs, window frames; session_number derives only from a CASE of constants (conditions INDIRECT), so session_id has only anonymous_id as DIRECT source",
+    "dbt-databricks CTAS with query-tag comment, `using delta`, star pass-through CTEs, window frames; session_number sums a CASE of constants over event_ts gaps, a value mapping of event_ts (DIRECT since the value-mapping rule), so session_id derives from anonymous_id and event_ts",
 )
 
 C(
@@ -3338,11 +3339,12 @@ GROUP BY job_id
         "main.ops.job_health",
         """
     job_id <- main.ops.job_runs.job_id
+    failures <- main.ops.job_runs.status
     failed_seconds <- main.ops.job_runs.duration_s
     last_run_at <- main.ops.job_runs.finished_at
   """,
     ),
-    "count_if(cond) counts rows meeting a condition: no DIRECT edge; IF(cond, x, 0) inside sum keeps x",
+    "count_if(cond) aggregates a value mapping of cond (DIRECT AGGREGATION since the value-mapping rule); IF(cond, x, 0) inside sum keeps x DIRECT, cond only selects (INDIRECT)",
 )
 
 C(
@@ -3753,9 +3755,10 @@ FROM raw.SensorReadings;
         """
     sensorid <- raw.sensorreadings.sensorid
     value <- raw.sensorreadings.rawvalue
+    isvalid <- raw.sensorreadings.rawvalue
   """,
     ),
-    "TRY_CAST is DIRECT; IIF(cond, 0, 1) has only constant branches (cond INDIRECT), so no edge",
+    "TRY_CAST is DIRECT; IIF(cond, 0, 1) has only constant branches: a value mapping of cond (DIRECT since the value-mapping rule)",
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -1035,10 +1035,12 @@ C("hive_ctas_case", "hive", """
     FROM crm.customer_stats
 """, ["crm.customer_stats"], ["mart.customer_segments"],
   ["crm.customer_stats.customer_id > mart.customer_segments.customer_id",
+   "crm.customer_stats.lifetime_value > mart.customer_segments.segment",
    "crm.customer_stats.country > mart.customer_segments.geo",
    "crm.customer_stats.region > mart.customer_segments.geo"],
-  "CASE: WHEN condition columns are INDIRECT, THEN/ELSE result columns DIRECT "
-  "(segment has constant branches only -> no direct edge)")
+  "CASE: where a branch carries a column, WHEN conditions are INDIRECT and THEN/ELSE columns "
+  "DIRECT (geo); with constant branches only, the CASE is a value mapping of its conditions, "
+  "DIRECT (segment; value-mapping rule, revised after PARSER_REVISION 5)")
 
 C("hive_alter_rename", "hive", "ALTER TABLE staging.orders_new RENAME TO staging.orders",
   ["staging.orders_new"], ["staging.orders"], None, "RENAME: old name -> new name lineage")
@@ -1425,9 +1427,11 @@ C("ora_ctas_decode_nvl", "oracle", """
     FROM crm.customers
 """, ["crm.customers"], ["rpt.customer_flags"],
   ["crm.customers.customer_id > rpt.customer_flags.customer_id",
+   "crm.customers.status > rpt.customer_flags.status_desc",
    "crm.customers.phone > rpt.customer_flags.contact",
    "crm.customers.mobile > rpt.customer_flags.contact"],
-  "DECODE(x, k1, v1, ...) is a CASE on x: x is a condition (INDIRECT); here all results are constants")
+  "DECODE(x, k1, v1, ...) is a CASE on x; here all results are constants, so it is a value "
+  "mapping of x (DIRECT; value-mapping rule, revised after PARSER_REVISION 5)")
 
 C("ora_plsql_block", "oracle", """
     BEGIN

@@ -6,17 +6,23 @@ are memoized, so the cost is linear in the size of the tree (no per-column ``sql
 
 Each dependency carries an OpenLineage transformation subtype. DIRECT subtypes (IDENTITY <
 TRANSFORMATION < AGGREGATION < MASKED) compose by taking the strongest along the path; a column
-read in WHERE/JOIN/GROUP BY/ORDER BY/PARTITION BY/CASE conditions is INDIRECT and never DIRECT.
+read in WHERE/JOIN/GROUP BY/ORDER BY/PARTITION BY is INDIRECT and never DIRECT. A CASE/IF/DECODE/
+NVL2 condition is INDIRECT (CONDITIONAL) when it chooses among values that carry columns
+(``CASE WHEN k = 'refund' THEN -amount ELSE amount END``: k). When every result is a constant
+(``CASE WHEN age < 18 THEN 'minor' ELSE 'adult' END``, ``IF(x IS NULL, 1, 0)``) the conditional
+is a value mapping of its tested columns, so they are DIRECT: the output is derived from them and
+from nothing else (OpenLineage: DIRECT means the output value is derived from the input value).
 So is an argument that selects or orders rather than feeds the value: ``ARRAY_AGG(y ORDER BY
 z)`` / ``LISTAGG(y) WITHIN GROUP (ORDER BY z)`` (z SORT, but an ordered-set aggregate such as
 ``PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)`` aggregates x), the key of ``max_by`` /
-``argMax`` (SORT), the condition of ``count_if`` / ``sumIf`` and the test of ``NVL2``
-(CONDITIONAL), an aggregate's ``FILTER (WHERE …)`` (FILTER).
+``argMax`` (SORT), the condition of ``sumIf(v, c)`` and the test of ``NVL2(t, a, b)`` over
+column values (CONDITIONAL; ``count_if(c)`` aggregates a value mapping of c: DIRECT), an
+aggregate's ``FILTER (WHERE …)`` (FILTER).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -163,6 +169,21 @@ class _Resolver:
         self.catalog = catalog
         self.indirect: set[Dep] = set()
         self._cte_memo: dict[int, _Source] = {}
+
+    def _test_fn(self, results: Iterable[exp.Expression | None]) -> _SubFn:
+        """How the tests of a conditional (CASE/IF/DECODE/NVL2 conditions, ``count_if``'s
+        predicate) reach the output, given the conditional's possible results.
+
+        A conditional whose results are all constants (``CASE WHEN x > 0 THEN 'pos' ELSE 'neg'
+        END``, ``IF(a IS NULL, 1, 0)``, ``count_if(c)``) maps the tested values onto constants:
+        the output is derived from the tested columns and from nothing else, which is DIRECT
+        (TRANSFORMATION, or AGGREGATION under an aggregate) by OpenLineage's definition. Where
+        a result carries a column or a subquery, the tests only choose which value flows:
+        INDIRECT CONDITIONAL (unless ``conditions_as_direct``).
+        """
+        if any(_carries_value(r) for r in results):
+            return self._cond
+        return _as_direct
 
     # ---------------------------------------------------------------- naming
     def col_name(self, node: exp.Expression | None) -> str:
@@ -563,10 +584,12 @@ class _Resolver:
                     out.add((t, c, compose(inner, s)))
                 continue
             if isinstance(item, exp.Case):
+                ifs = item.args.get("ifs") or []
+                cond = self._test_fn([*(b.args.get("true") for b in ifs), item.args.get("default")])
                 if item.this is not None:
-                    stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
-                for branch in item.args.get("ifs") or []:
-                    stack.append((branch.this, self._cond(sub, Sub.CONDITIONAL)))
+                    stack.append((item.this, cond(sub, Sub.CONDITIONAL)))
+                for branch in ifs:
+                    stack.append((branch.this, cond(sub, Sub.CONDITIONAL)))
                     if branch.args.get("true") is not None:
                         stack.append((branch.args["true"], _step(sub, Sub.TRANSFORMATION)))
                 if item.args.get("default") is not None:
@@ -576,14 +599,16 @@ class _Resolver:
                 # DECODE(x, k1, r1, …, default): x and the keys are compared (a CASE x WHEN k1
                 # THEN r1 …); only the results and the default are values of the output
                 operand, *rest = item.expressions
-                stack.append((operand, self._cond(sub, Sub.CONDITIONAL)))
-                for i, arg in enumerate(rest):
-                    is_key = i % 2 == 0 and i + 1 < len(rest)
-                    stack.append((arg, self._cond(sub, Sub.CONDITIONAL) if is_key else (
+                is_key = [i % 2 == 0 and i + 1 < len(rest) for i in range(len(rest))]
+                cond = self._test_fn([a for a, k in zip(rest, is_key, strict=True) if not k])
+                stack.append((operand, cond(sub, Sub.CONDITIONAL)))
+                for arg, key in zip(rest, is_key, strict=True):
+                    stack.append((arg, cond(sub, Sub.CONDITIONAL) if key else (
                         _step(sub, Sub.TRANSFORMATION))))
                 continue
             if isinstance(item, exp.If):
-                stack.append((item.this, self._cond(sub, Sub.CONDITIONAL)))
+                cond = self._test_fn([item.args.get("true"), item.args.get("false")])
+                stack.append((item.this, cond(sub, Sub.CONDITIONAL)))
                 for key in ("true", "false"):
                     if item.args.get(key) is not None:
                         stack.append((item.args[key], _step(sub, Sub.TRANSFORMATION)))
@@ -623,7 +648,7 @@ class _Resolver:
                 values, keys, key_kind = selector
                 value_sub = _step(sub, Sub.TRANSFORMATION if isinstance(item, exp.Nvl2) else (
                     Sub.AGGREGATION))
-                key_fn = self._sort if key_kind is Sub.SORT else self._cond
+                key_fn = self._sort if key_kind is Sub.SORT else self._test_fn(values)
                 for arg in values:
                     stack.append((arg, value_sub))
                 for arg in keys:
@@ -822,6 +847,14 @@ def _step(ctx: Sub, sub: Sub) -> Sub:
 
 def _as_direct(ctx: Sub, _: Sub) -> Sub:
     return compose(ctx, Sub.TRANSFORMATION)
+
+
+_SubFn = Callable[[Sub, Sub], Sub]
+
+
+def _carries_value(node: exp.Expression | None) -> bool:
+    """True when an expression reads a column or a subquery (not only constants)."""
+    return node is not None and node.find(exp.Column, exp.Query) is not None
 
 
 def _cond_ctx(ctx: Sub, _: Sub) -> Sub:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import astuple, dataclass
 
-PARSER_REVISION = 4
+PARSER_REVISION = 5
 """Revision of the parser's rules. Bump it in the commit that changes any rule's output: results
 stored under another revision are parsed again by an incremental run (see ``digest``)."""
 
@@ -50,9 +50,12 @@ class ParserOptions:
             and column edges on both sides (see :mod:`~lineage_udfs.core.script`).
         conditions_as_direct: report CASE/IF condition columns, window PARTITION BY /
             ORDER BY columns and selector arguments (ORDER BY inside an aggregate, the key of
-            ``max_by``, the condition of ``count_if``, the test of ``NVL2``) as DIRECT, as
+            ``max_by``, the condition of ``sumIf``, the test of ``NVL2``) as DIRECT, as
             sqllineage, DataHub and openlineage-sql do. Default False: they are INDIRECT
-            (CONDITIONAL / WINDOW / SORT), as the OpenLineage column-lineage spec defines them.
+            (CONDITIONAL / WINDOW / SORT), as the OpenLineage column-lineage spec defines them,
+            except the conditions of a conditional whose results are all constants (a value
+            mapping such as ``CASE WHEN age < 18 THEN 'minor' ELSE 'adult' END``), which the
+            output is derived from: DIRECT either way.
     """
 
     default_dialect: str = "spark"
