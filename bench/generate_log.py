@@ -65,7 +65,7 @@ SOURCE_SYSTEMS = {
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _QUOTED_OR_COMMENT = re.compile(r"('(?:[^']|'')*'|\"[^\"]*\"|/\*.*?\*/|--[^\n]*)", re.S)
 _DATE = re.compile(r"'\d{4}-\d{2}-\d{2}'")
-_STRING = re.compile(r"'(?!\d{4}-\d{2}-\d{2}')[A-Za-z_ ]{1,30}'")
+_STRING = re.compile(r"'[A-Za-z_ ]{1,30}'")
 _TARGET = re.compile(
     r"(?i)\b(INSERT\s+(?:INTO|OVERWRITE)(?:\s+TABLE)?|CREATE\s+(?:OR\s+REPLACE\s+)?"
     r"(?:TABLE|VIEW)|MERGE\s+INTO|UPDATE)\s+([A-Za-z_][\w]*\.[A-Za-z_][\w]*)"
@@ -125,14 +125,19 @@ def _load_pool(path: Path, dialects: list[str]) -> dict[str, list[str]]:
 
 def _vary_literals(sql: str, rnd: random.Random, day: datetime) -> str:
     """Same statement, other literal values: what a daily ETL run looks like in the log."""
-    sql = _DATE.sub(lambda _: f"'{(day - timedelta(days=rnd.randint(0, 3))):%Y-%m-%d}'", sql)
-    sql = _STRING.sub(lambda _: f"'{rnd.choice(WORDS)}'", sql)
-    # numbers only outside quoted strings and comments (the odd parts of this split)
+    # the odd parts of this split are quoted strings and comments: dates and words are replaced
+    # inside string literals only (a pattern over the whole text would also match the text
+    # *between* two literals on a line), numbers outside them only
     parts = _QUOTED_OR_COMMENT.split(sql)
     for i in range(0, len(parts), 2):
         parts[i] = _NUMBER.sub(
             lambda m: str(rnd.randint(1, 5000)) if rnd.random() < 0.5 else m[0], parts[i]
         )
+    for i in range(1, len(parts), 2):
+        if _DATE.fullmatch(parts[i]):
+            parts[i] = f"'{(day - timedelta(days=rnd.randint(0, 3))):%Y-%m-%d}'"
+        elif _STRING.fullmatch(parts[i]):
+            parts[i] = f"'{rnd.choice(WORDS)}'"
     return "".join(parts)
 
 

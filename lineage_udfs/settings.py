@@ -82,6 +82,7 @@ class ParserSettings(_Strict):
     timeout_seconds: float = 30.0
     max_sql_chars: int = 1_000_000
     use_sqlfluff: bool = True
+    sqlfluff_timeout_seconds: float = 1.0
     use_sqlparse: bool = True
     fallback_dialect: str | None = None
     destructive_statements_as_targets: bool = True

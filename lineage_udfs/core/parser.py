@@ -107,6 +107,7 @@ class LineageParser:
         dialect: str | None = None,
         default_catalog: str | None = None,
         default_schema: str | None = None,
+        mask: bool = True,
     ) -> ParseResult:
         """Parse one logged statement or script. Never raises.
 
@@ -115,6 +116,8 @@ class LineageParser:
             dialect: dialect or connection type; ``options.default_dialect`` when None.
             default_catalog: session catalog/database that qualifies bare names.
             default_schema: session schema that qualifies bare names.
+            mask: fill ``masked_sql`` (False when the caller has the masked text already, as
+                the Spark job has: it masks every row with Spark expressions).
 
         Returns:
             The lineage, or a result whose ``failure`` says why there is none.
@@ -128,7 +131,7 @@ class LineageParser:
             result = _failed(ErrorKind.INTERNAL, "statement nested too deeply")
         except Exception as exc:
             result = _failed(ErrorKind.INTERNAL, f"internal error: {type(exc).__name__}")
-        if isinstance(sql, str) and sql.strip() and len(sql) <= self.options.max_sql_chars:
+        if mask and isinstance(sql, str) and sql.strip() and len(sql) <= self.options.max_sql_chars:
             # the same masking as the Spark job's (a regex scan, no AST copy or regeneration)
             read = to_sqlglot_dialect(dialect if dialect else self.options.default_dialect)
             result = replace(result, masked_sql=normalized_masked_sql(sql, read))
@@ -240,8 +243,9 @@ class LineageParser:
         failure = _syntax_failure(chunk.error)
         timeout = self.options.timeout_seconds
         if self.options.use_sqlfluff and not _cut_short(chunk.text, chunk.error, ctx.dialect):
+            budget = min(timeout, self.options.sqlfluff_timeout_seconds)
             try:
-                with time_limit(timeout):
+                with time_limit(budget):
                     found = self._sqlfluff.tables(
                         chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema
                     )
@@ -249,7 +253,8 @@ class LineageParser:
                     return _Step(index, found.statement_type, ParseStatus.OK,
                                  ParserName.SQLFLUFF, found)
             except ParseTimeoutError:
-                failure = ParseFailure(ErrorKind.TIMEOUT, "sqlfluff timed out")
+                if budget >= timeout:  # the statement's own limit, not the tier's budget
+                    failure = ParseFailure(ErrorKind.TIMEOUT, "sqlfluff timed out")
             except Exception:
                 pass
         if self.options.use_sqlparse:

@@ -1255,6 +1255,7 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
     prev = ""
     before_prev = ""
     in_merge = False
+    insert_head = False  # after INSERT, before its query: `INSERT INTO t (a, b) SELECT …`
     for i, tok in enumerate(tokens):
         word = tok.text.upper() if tok.token_type != TokenType.STRING else "'"
         if tok.token_type in (TokenType.L_PAREN, TokenType.L_BRACKET):
@@ -1278,7 +1279,9 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 if prev == "COMMIT" and before_prev == "ON":
                     is_start = False  # CREATE TEMP TABLE … ON COMMIT DROP | DELETE ROWS
                 if word in ("SELECT", "WITH") and prev in (")",):
-                    is_start = True
+                    is_start = True  # T-SQL batches without semicolons: `… VALUES (1) SELECT`
+                if word in ("SELECT", "WITH") and insert_head:
+                    is_start = False  # the INSERT's own query: `INSERT INTO t [(a, b)] SELECT`
                 if word == "REPLACE" and prev in ("OR",):
                     is_start = False
             elif word in _CONTROL and prev not in ("END",) and word not in (
@@ -1298,5 +1301,9 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                 in_merge = True
             elif is_start:
                 in_merge = False
+            if word == "INSERT" and is_start:
+                insert_head = True
+            elif word in ("SELECT", "WITH", "VALUES", "VALUE", "DEFAULT", "EXEC", "EXECUTE"):
+                insert_head = False
         before_prev, prev = prev, word
     return starts

@@ -140,6 +140,12 @@ def test_masked_sql_is_the_jobs_masking() -> None:
     assert result.masked_sql == "INSERT INTO t SELECT a FROM parquet.? WHERE x = ?"
 
 
+def test_masking_is_skipped_when_the_caller_has_the_masked_text() -> None:
+    result = LineageParser().parse("INSERT INTO t SELECT a FROM s WHERE b = 'x'", mask=False)
+    assert result.masked_sql == ""
+    assert (result.sources, result.targets) == (("s",), ("t",))
+
+
 def test_masked_sql_drops_comments_and_unparsed_text() -> None:
     parser = LineageParser()
     result = parser.parse("SELECT a FROM t -- token secret_pw_1\nWHERE b = TRUE", dialect="spark")

@@ -36,3 +36,20 @@ def test_embedded_query_needs_a_single_constant_string() -> None:
     assert _embedded_query(Chunk("EXECUTE IMMEDIATE v_sql")) is None
     assert _embedded_query(Chunk("EXECUTE IMMEDIATE 'not sql at all'")) is None
     assert _embedded_query(Chunk("UNLOAD ('select a from s') TO 'x'")) == "select a from s"
+
+
+def test_broken_insert_with_column_list_stays_one_statement() -> None:
+    # the query after `INSERT INTO t (cols)` belongs to the INSERT, even when the statement
+    # is broken further on: one statement whose fallback tier keeps the source → target edge
+    sql = "INSERT INTO db.t (a, b) SELECT a, b FROM db.s WHERE a = = 1 AND b = 2"
+    result = LineageParser().parse(sql, dialect="spark")
+    assert result.status == ParseStatus.PARTIAL
+    assert len(result.statements) == 1
+    assert (result.sources, result.targets) == (("db.s",), ("db.t",))
+    assert [(e.source_table, e.target_table) for e in result.table_edges] == [("db.s", "db.t")]
+
+
+def test_batch_without_semicolons_still_splits_after_values() -> None:
+    sql = "INSERT INTO t (a) VALUES (1) SELECT a FROM s"
+    chunks = [c for c in split_statements(sql, "tsql") if not c.control]
+    assert [type(c.expression).__name__ for c in chunks] == ["Insert", "Select"]

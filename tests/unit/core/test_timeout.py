@@ -74,3 +74,18 @@ def test_limit_holds_when_code_swallows_the_timeout() -> None:
     assert swallowed >= 2  # re-fired after the first one was lost
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+
+
+def test_sqlfluff_budget_hands_over_to_sqlparse_with_the_syntax_error() -> None:
+    # broken (not cut short), long enough that sqlfluff needs far more than its budget
+    body = ", ".join(f"upper(trim(c{i})) AS c{i}" for i in range(600))
+    sql = f"INSERT INTO db.t SELECT {body} FROM db.s WHERE c1 = = 1 AND c2 = 2"
+    options = ParserOptions(sqlfluff_timeout_seconds=0.05)
+    started = time.perf_counter()
+    result = LineageParser(options).parse(sql, dialect="spark")
+    assert time.perf_counter() - started < 5
+    assert result.status == ParseStatus.PARTIAL
+    assert result.parser.value == "sqlparse"
+    assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
+    assert (result.sources, result.targets) == (("db.s",), ("db.t",))
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
