@@ -15,8 +15,11 @@ from lineage_udfs.spark.transforms import (
     parse_statements,
 )
 
-WIDE = "INSERT INTO db.wide SELECT " + " + ".join(f"(a{i} * {i})" for i in range(8000)) + " FROM s"
-HUGE = "INSERT INTO db.huge SELECT " + ", ".join(f"c{i}" for i in range(40000)) + " FROM s"
+# ~0.55 MB: seconds of sqlglot work, each parser tier far beyond the 0.2 s limit below (an
+# 8,000-term statement no longer was once the worker froze its long-lived objects: gc.freeze)
+WIDE = "INSERT INTO db.wide SELECT " + " + ".join(f"(a{i} * {i})" for i in range(30000)) + " FROM s"
+# ~1.2 MB: over max_sql_chars
+HUGE = "INSERT INTO db.huge SELECT " + ", ".join(f"c{i}" for i in range(150000)) + " FROM s"
 
 
 def test_too_large_and_too_slow_statements_are_recorded_not_stalled(spark: SparkSession) -> None:
@@ -34,7 +37,7 @@ def test_too_large_and_too_slow_statements_are_recorded_not_stalled(spark: Spark
         F.lit(None).cast("string").alias("default_database"),
         F.lit(None).cast("string").alias("default_schema"),
     )
-    options = ParserOptions(timeout_seconds=0.2, max_sql_chars=200_000, use_sqlfluff=False)
+    options = ParserOptions(timeout_seconds=0.2, max_sql_chars=1_000_000, use_sqlfluff=False)
     parsed = parse_statements(statements, options, 1)  # one partition: all in one batch
     results = {r[FINGERPRINT]: r[PARSE_RESULT] for r in parsed.collect()}
     assert results["ok1"].status == "ok" and results["ok2"].status == "ok"
