@@ -1,0 +1,106 @@
+"""The parse UDF in isolation: a log's distinct statements → the parser UDF → Spark's noop sink.
+
+``run_bench.py`` times the job's whole parse stage (incremental anti-join, hash repartition, the
+UDF, a local checkpoint of the results on disk). This script keeps only the repartition and the
+UDF, over the same distinct statements, for each ``--partitions`` value in turn, and the
+single-process parser loop over the same statements, so that the share of the stage that is
+Spark's own work (JVM-side Arrow and checkpoint writing on the same cores as the Python workers)
+can be told from the UDF's.
+
+Usage (from the repository root, the job's Python on the workers)::
+
+    PYSPARK_PYTHON=$PWD/.venv/bin/python PYTHONPATH=. .venv/bin/python bench/parse_stage.py \\
+        --log bench/data/log_1000000.parquet --partitions 6 16 --loop-sample 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run_bench import distinct_statements
+
+from lineage_udfs.core.fingerprint import normalized_masked_sql
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.parser import LineageParser
+
+
+def _loop_rate(statements: list[dict], sample: int) -> float:
+    """Statements/s of one process over a seeded sample, as the UDF's worker parses them."""
+    rows = random.Random(7).sample(statements, min(sample, len(statements)))
+    parser = LineageParser(ParserOptions())
+    parser.parse("INSERT INTO w SELECT a FROM s", dialect="spark")
+    gc.collect()
+    gc.freeze()
+    started = time.perf_counter()
+    for s in rows:
+        parser.parse(s["sql"], dialect=s["dialect"], default_catalog=s["database"],
+                     default_schema=s["schema"], mask=False)
+    rate = len(rows) / (time.perf_counter() - started)
+    gc.unfreeze()
+    return rate
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, nargs="+", default=[6])
+    ap.add_argument("--loop-sample", type=int, default=2000)
+    ns = ap.parse_args(argv)
+
+    from pyspark.sql import SparkSession
+
+    from lineage_udfs.spark.transforms import parse_statements
+
+    statements = distinct_statements(Path(ns.log))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "statements.parquet")
+        pq.write_table(
+            pa.table({
+                "fingerprint": [str(i) for i in range(len(statements))],
+                "parse_text": [s["sql"] for s in statements],
+                "masked_sql": [normalized_masked_sql(s["sql"], s["dialect"]) for s in statements],
+                "dialect": [s["dialect"] for s in statements],
+                "default_database": [s["database"] for s in statements],
+                "default_schema": [s["schema"] for s in statements],
+            }),
+            path,
+        )
+        cores = int(ns.master[len("local["):-1]) if ns.master.startswith("local[") else 1
+        loop = _loop_rate(statements, ns.loop_sample)
+        print(f"{Path(ns.log).name}: {len(statements):,} distinct statements; parser loop, one "
+              f"process, {min(ns.loop_sample, len(statements)):,} of them: {loop:.1f}/s")
+        spark = (
+            SparkSession.builder.master(ns.master)
+            .config("spark.driver.memory", "1g")
+            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")
+            .getOrCreate()
+        )
+        frame = spark.read.parquet(path).cache()
+        frame.count()
+        for n in ns.partitions:
+            started = time.perf_counter()
+            parse_statements(frame, ParserOptions(), n).write.format("noop").mode(
+                "overwrite"
+            ).save()
+            took = time.perf_counter() - started
+            rate = len(statements) / took
+            print(f"UDF on {ns.master}, {n} partitions: {took:.1f} s, {rate:.1f} statements/s ="
+                  f" {rate / (cores * loop):.2f} x {cores} x the loop")
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
