@@ -16,7 +16,6 @@ Usage (from the repository root, the job's Python on the workers)::
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import sys
 import tempfile
@@ -28,27 +27,18 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run_bench import distinct_statements
+from run_bench import distinct_statements, run_loop
 
 from lineage_udfs.core.fingerprint import normalized_masked_sql
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.core.parser import LineageParser
 
 
 def _loop_rate(statements: list[dict], sample: int) -> float:
-    """Statements/s of one process over a seeded sample, as the UDF's worker parses them."""
+    """Statements/s of run_bench's loop (a) (a child process parsing as the UDF's worker does)
+    over a seeded sample."""
     rows = random.Random(7).sample(statements, min(sample, len(statements)))
-    parser = LineageParser(ParserOptions())
-    parser.parse("INSERT INTO w SELECT a FROM s", dialect="spark")
-    gc.collect()
-    gc.freeze()
-    started = time.perf_counter()
-    for s in rows:
-        parser.parse(s["sql"], dialect=s["dialect"], default_catalog=s["database"],
-                     default_schema=s["schema"], mask=False)
-    rate = len(rows) / (time.perf_counter() - started)
-    gc.unfreeze()
-    return rate
+    out = run_loop("parser", rows, argparse.Namespace(parser_settings={}, sqllineage_timeout=60.0))
+    return len(out["times"]) / sum(out["times"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from lineage_udfs.spark.transforms import (
 )
 
 # ~0.55 MB: seconds of sqlglot work, each parser tier far beyond the 0.2 s limit below (an
-# 8,000-term statement no longer was once the worker froze its long-lived objects: gc.freeze)
+# 8,000-term statement, ~0.13 MB, now parses within 0.2 s per tier on a fast machine)
 WIDE = "INSERT INTO db.wide SELECT " + " + ".join(f"(a{i} * {i})" for i in range(30000)) + " FROM s"
 # ~1.2 MB: over max_sql_chars
 HUGE = "INSERT INTO db.huge SELECT " + ", ".join(f"c{i}" for i in range(150000)) + " FROM s"
