@@ -208,9 +208,11 @@ class ExecutionSettings(_Strict):
     """``auto``: upper bound (task scheduling overhead grows with the count)."""
     cache_batch_rows: int = Field(500, ge=1)
     """Rows per columnar batch of persisted results (``spark.sql.inMemoryColumnarStorage.
-    batchSize`` during the run; Spark's default is 10,000). Spark's Java serializer keeps up to
-    100 batches per task referenced while it writes them to the block store, so a task holds
-    about 100 x this x the row size (the 1M-row log at 10,000: 850 MB of one task's heap)."""
+    batchSize`` during the run; Spark's default is 10,000). A batch is on the heap while it is
+    written to the block store; Spark's Java serializer keeps the last
+    ``spark.serializer.objectStreamReset`` objects it wrote referenced (100 by default; conf/
+    base.yaml sets 1), so a task can hold that many batches (the 1M-row log at 10,000 rows and a
+    reset of 100: 850 MB of one task's heap)."""
 
     def shuffle_partitions_for(self, input_bytes: int, parallelism: int) -> int | None:
         """The shuffle partition count for an input of ``input_bytes``; None keeps the session's.
