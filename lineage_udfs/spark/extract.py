@@ -43,14 +43,15 @@ from lineage_udfs.spark.delta import (
 )
 from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
 from lineage_udfs.spark.schemas import (
-    PARSE_RESULT_SCHEMA,
     PARSED_STATEMENTS_SCHEMA,
     QUARANTINE_SCHEMA,
     QUERIES_SCHEMA,
+    UDF_RESULT_SCHEMA,
 )
 from lineage_udfs.spark.transforms import (
     DEDUPE_RANK,
     FINGERPRINT,
+    MASKED_SQL,
     PARSE_RESULT,
     QUERY_BYTES,
     load_failures,
@@ -362,11 +363,12 @@ def _merge_parsed_statements(
 ) -> None:
     """Upsert new parses and refresh usage stats of every fingerprint in the batch."""
     result_fields = [
-        f for f in PARSE_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS_SCHEMA.fieldNames()
+        f for f in UDF_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS_SCHEMA.fieldNames()
     ]
     new_rows = parsed.select(
         FINGERPRINT,
         "dialect",
+        MASKED_SQL,
         *[F.col(f"{PARSE_RESULT}.{f}").alias(f) for f in result_fields],
         F.lit(version).alias("parser_version"),
     )

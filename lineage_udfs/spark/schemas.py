@@ -73,6 +73,10 @@ PARSE_RESULT_SCHEMA = _s(
     ("column_edges", ArrayType(COLUMN_EDGE_STRUCT)),
     ("statements", ArrayType(STATEMENT_STRUCT)),
 )
+UDF_RESULT_SCHEMA = StructType([f for f in PARSE_RESULT_SCHEMA.fields if f.name != "masked_sql"])
+"""What the parse UDF returns: PARSE_RESULT_SCHEMA without ``masked_sql``. The masked text is a
+column of the statements already (masked by Spark expressions); it does not travel to the
+Python worker and back."""
 
 # --- Delta tables (DESIGN.md "Lineage tables") -----------------------------------------------
 PARSED_STATEMENTS_SCHEMA = _s(

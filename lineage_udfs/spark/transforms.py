@@ -271,8 +271,9 @@ def parse_statements(
     """Run the parser UDF over distinct statements, spread by a hash of the fingerprint.
 
     Returns:
-        The input columns without ``parse_text``, plus ``parse_result`` (PARSE_RESULT_SCHEMA);
-        ``parse_result.masked_sql`` is the masked text, never the original.
+        The input columns without ``parse_text`` (``masked_sql`` stays: the masked text, never
+        the original), plus ``parse_result`` (UDF_RESULT_SCHEMA: PARSE_RESULT_SCHEMA without
+        masked_sql).
     """
     parse_udf = udf_factory(options)
     return (
@@ -281,7 +282,6 @@ def parse_statements(
             PARSE_RESULT,
             parse_udf(
                 F.col(PARSE_TEXT),
-                F.col(MASKED_SQL),
                 F.col("dialect"),
                 F.col("default_database"),
                 F.col("default_schema"),

@@ -20,8 +20,8 @@ from pyspark.sql.functions import pandas_udf
 from lineage_udfs.core.fingerprint import mask_literals
 from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
-from lineage_udfs.core.records import PARSE_RESULT_FIELDS, to_record
-from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA
+from lineage_udfs.core.records import to_record
+from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
 
 logger = logging.getLogger(__name__)
 
@@ -69,19 +69,19 @@ def _none(value: object) -> str | None:
 def parse_batch(
     parser: LineageParser,
     sql_texts: pd.Series,
-    masked_texts: pd.Series,
     dialects: pd.Series,
     databases: pd.Series,
     schemas: pd.Series,
 ) -> pd.DataFrame:
-    """Parse one Arrow batch into a frame with one column per ``PARSE_RESULT_FIELDS`` field.
+    """Parse one Arrow batch into a frame with one column per ``UDF_RESULT_SCHEMA`` field.
 
-    The parser sees the original text; the output carries only ``masked_texts``, and error
-    messages are masked too (a syntax error message may quote the statement).
+    The parser sees the original text; the output carries none of it: no text (the masked text
+    is the caller's column) and masked error messages (a syntax error message may quote the
+    statement).
     """
     records = []
-    for sql, masked, dialect, database, schema in zip(
-        sql_texts, masked_texts, dialects, databases, schemas, strict=True
+    for sql, dialect, database, schema in zip(
+        sql_texts, dialects, databases, schemas, strict=True
     ):
         result = parser.parse(
             _none(sql),
@@ -91,30 +91,29 @@ def parse_batch(
             mask=False,
         )
         record = to_record(result)
-        record["masked_sql"] = _none(masked)
         if record["error"]:
             record["error"] = mask_literals(record["error"], "mysql")
         for statement in record["statements"]:
             if statement["error"]:
                 statement["error"] = mask_literals(statement["error"], "mysql")
         records.append(record)
-    return pd.DataFrame.from_records(records, columns=list(PARSE_RESULT_FIELDS))
+    return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
 
 
 def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
-    """Return the iterator pandas UDF ``(sql, masked_sql, dialect, database, schema) → struct``.
+    """Return the iterator pandas UDF ``(sql, dialect, database, schema) → struct``.
 
-    The struct is ``PARSE_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
+    The struct is ``UDF_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
     failures as data) and runs on the worker's main thread, where the parser's SIGALRM timeout
     works (Arrow UDF concurrency must stay off).
     """
 
-    @pandas_udf(PARSE_RESULT_SCHEMA)  # type: ignore[call-overload]
+    @pandas_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload]
     def parse_sql(
-        batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series, pd.Series]],
+        batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series]],
     ) -> Iterator[pd.DataFrame]:
         parser = get_parser(options)
-        for sql_texts, masked_texts, dialects, databases, schemas in batches:
-            yield parse_batch(parser, sql_texts, masked_texts, dialects, databases, schemas)
+        for sql_texts, dialects, databases, schemas in batches:
+            yield parse_batch(parser, sql_texts, dialects, databases, schemas)
 
     return parse_sql

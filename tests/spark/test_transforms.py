@@ -13,7 +13,7 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import PARSE_RESULT_FIELDS
 from lineage_udfs.settings import load_settings
 from lineage_udfs.spark.readers import LOAD_ERROR, read_query_logs
-from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA
+from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA, UDF_RESULT_SCHEMA
 from lineage_udfs.spark.transforms import (
     FINGERPRINT,
     IS_RELEVANT,
@@ -113,16 +113,19 @@ def test_parse_udf_returns_the_declared_struct_and_never_raises(spark: SparkSess
         F.lit(None).cast("string").alias("default_schema"),
     )
     parsed = parse_statements(statements, ParserOptions(), 2)
-    assert parsed.schema[PARSE_RESULT].dataType == PARSE_RESULT_SCHEMA
-    results = {r[FINGERPRINT]: r[PARSE_RESULT] for r in parsed.collect()}
+    assert parsed.schema[PARSE_RESULT].dataType == UDF_RESULT_SCHEMA
+    assert set(UDF_RESULT_SCHEMA.fieldNames()) == set(PARSE_RESULT_FIELDS) - {MASKED_SQL}
+    assert PARSE_TEXT not in parsed.columns
+    rows = {r[FINGERPRINT]: r for r in parsed.collect()}
+    results = {fp: r[PARSE_RESULT] for fp, r in rows.items()}
     assert set(results) == {"f1", "f2", "f3", "f4"}
     ok = results["f1"]
     assert ok.status == "ok"
     assert [(e.source_table, e.target_table) for e in ok.table_edges] == [("db.src", "db.dst")]
-    assert ok.masked_sql == "INSERT INTO db.dst SELECT a FROM db.src WHERE b = ?"
+    assert rows["f1"][MASKED_SQL] == "INSERT INTO db.dst SELECT a FROM db.src WHERE b = ?"
     assert results["f2"].status == "failed"
-    for result in results.values():  # the UDF output never carries the original text
-        assert "secret" not in str(result.asDict(recursive=True))
+    for row in rows.values():  # the output never carries the original text
+        assert "secret" not in str(row.asDict(recursive=True))
 
 
 def test_prepare_rows_keeps_sql_text_only_where_a_later_step_reads_it(spark: SparkSession) -> None:
