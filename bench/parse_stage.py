@@ -1,8 +1,9 @@
-"""The parse UDF in isolation: a log's distinct statements → the parser UDF → Spark's noop sink.
+"""The parse UDF in isolation: a log's distinct statements → the parser UDF → a sink.
 
 ``run_bench.py`` times the job's whole parse stage (incremental anti-join, hash repartition, the
 UDF, a local checkpoint of the results on disk). This script keeps only the repartition and the
-UDF, over the same distinct statements, for each ``--partitions`` value in turn, and the
+UDF, over the same distinct statements, for each ``--partitions`` value and each ``--sink``
+(Spark's noop sink, or the results stored on disk as the job stores them), and the
 single-process parser loop over the same statements, so that the share of the stage that is
 Spark's own work (JVM-side Arrow and checkpoint writing on the same cores as the Python workers)
 can be told from the UDF's.
@@ -10,7 +11,8 @@ can be told from the UDF's.
 Usage (from the repository root, the job's Python on the workers)::
 
     PYSPARK_PYTHON=$PWD/.venv/bin/python PYTHONPATH=. .venv/bin/python bench/parse_stage.py \\
-        --log bench/data/log_1000000.parquet --partitions 6 16 --loop-sample 2000
+        --log bench/data/log_1000000.parquet --partitions 6 16 --loop-sample 2000 \\
+        --sink noop checkpoint
 """
 
 from __future__ import annotations
@@ -47,14 +49,14 @@ def _run_sink(parsed: DataFrame, sink: str) -> None:
 
     if sink == "noop":
         parsed.write.format("noop").mode("overwrite").save()
-    elif sink == "checkpoint":  # as the job's parse stage stores them (extract._materialize)
-        stored = parsed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
-        stored.count()
-        stored.unpersist()
-    else:
-        stored = parsed.persist(StorageLevel.DISK_ONLY)
-        stored.count()
-        stored.unpersist()
+        return
+    stored = (  # "checkpoint": as the job's parse stage stores them (extract._materialize)
+        parsed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+        if sink == "checkpoint"
+        else parsed.persist(StorageLevel.DISK_ONLY)
+    )
+    stored.count()
+    stored.unpersist()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -637,8 +637,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[bench] job on {log} again, live heap probed ...", file=sys.stderr)
                     probed = run_job(log, args, extra if with_patho else [], probe_heap=True)
                     jobs[-1].memory.update(
-                        {k: v for k, v in probed.memory.items() if k.startswith("live_heap")},
-                        probed_seconds=probed.total,
+                        {k: v for k, v in probed.memory.items() if k.startswith("live_heap")}
                     )
             print(
                 f"[bench] loops half {half} ({len(halves[half])} statements) ...", file=sys.stderr
