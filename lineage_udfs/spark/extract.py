@@ -174,13 +174,19 @@ def default_parallelism(spark: SparkSession) -> int | None:
         return None
 
 
-def _parse_partitions(spark: SparkSession) -> int:
-    """PARSE_TASKS_PER_CORE x the cores; shuffle partitions where the SparkContext is not
-    reachable."""
+def _parse_partitions(spark: SparkSession, statements: int) -> int:
+    """PARSE_TASKS_PER_CORE x the cores (shuffle partitions where the SparkContext is not
+    reachable), but no more tasks than it takes to give each MIN_STATEMENTS_PER_TASK
+    statements, and never fewer than min(cores, statements): a run of a few dozen statements
+    is not cut into dozens of near-empty tasks, and still uses every core."""
     cores = default_parallelism(spark)
-    if cores:
-        return PARSE_TASKS_PER_CORE * cores
-    return int(spark.conf.get(SHUFFLE_PARTITIONS_CONF) or "200")
+    most = (
+        PARSE_TASKS_PER_CORE * cores
+        if cores
+        else int(spark.conf.get(SHUFFLE_PARTITIONS_CONF) or "200")
+    )
+    by_size = -(-statements // MIN_STATEMENTS_PER_TASK)  # ceiling
+    return max(1, min(most, max(by_size, min(cores or most, statements))))
 
 
 PARSE_TASKS_PER_CORE = 8
@@ -189,6 +195,10 @@ costs ~20 x a good one, a rare huge one seconds): with few tasks per core, one c
 last task while the other still runs one, idle for up to a task's length (at 3 per core on the
 1M-row log, the two cores' last tasks ended 12.6 s apart in a 103 s stage). Smaller tasks shorten
 that tail; Arrow batches and the per-worker parser make a task's fixed cost small."""
+
+MIN_STATEMENTS_PER_TASK = 32
+"""Fewest statements a parse task is cut to before PARSE_TASKS_PER_CORE applies: below it a
+task's fixed cost (scheduling, the Arrow round trip, result blocks) outweighs its parsing."""
 
 
 @contextmanager
@@ -325,7 +335,7 @@ def _prepare_parse_write(
                 .select(FINGERPRINT)
             )
             to_parse = statements.join(done, FINGERPRINT, "left_anti")
-        partitions = settings.parser.partitions or _parse_partitions(spark)
+        partitions = settings.parser.partitions or _parse_partitions(spark, n_statements)
         parsed, summary.parsed_statements = _materialize(
             parse_statements(to_parse, settings.parser.to_options(), partitions),
             level,

@@ -23,7 +23,13 @@ from lineage_udfs.settings import (
     load_settings,
 )
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import RunSummary, run
+from lineage_udfs.spark.extract import (
+    MIN_STATEMENTS_PER_TASK,
+    PARSE_TASKS_PER_CORE,
+    RunSummary,
+    _parse_partitions,
+    run,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEAGE = ("parsed_statements", "queries", "table_lineage", "column_lineage", "quarantine")
@@ -182,3 +188,26 @@ def test_auto_partitions_follow_the_input_size_within_bounds(runs: dict) -> None
 def test_the_session_confs_are_restored_after_the_run(runs: dict) -> None:
     # the test session's values, though each run set its own while it ran
     assert {after for _, _, after in runs.values()} == {("2", None)}
+
+
+@pytest.mark.parametrize(
+    ("statements", "expected"),
+    [
+        # (distinct statements, parse tasks on local[2]: 8 per core at most, >= 32 statements a
+        # task, at least one task per core while there are statements for it)
+        (0, 1),
+        (1, 1),
+        (2, 2),
+        (40, 2),
+        (100, 4),
+        (32 * 16, 16),
+        (32 * 16 + 1, 16),
+        (1_000_000, 16),
+    ],
+)
+def test_parse_partitions_follow_the_statement_count_within_the_cores_bounds(
+    spark: SparkSession, statements: int, expected: int
+) -> None:
+    assert spark.sparkContext.defaultParallelism == 2
+    assert PARSE_TASKS_PER_CORE == 8 and MIN_STATEMENTS_PER_TASK == 32
+    assert _parse_partitions(spark, statements) == expected
