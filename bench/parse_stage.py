@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, nargs="+", default=[6])
     ap.add_argument("--loop-sample", type=int, default=2000)
     ap.add_argument(
-        "--sink", nargs="+", choices=("noop", "checkpoint", "persist"), default=["noop"],
+        "--sink",
+        nargs="+",
+        choices=("noop", "checkpoint", "persist"),
+        default=["noop"],
         help="where the parse results go: Spark's noop sink, or stored on disk as the job stores"
         " them (a local checkpoint, DISK_ONLY) or a DISK_ONLY persist; each sink is timed with"
         " each --partitions value",
@@ -81,20 +84,26 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = str(Path(tmp) / "statements.parquet")
         pq.write_table(
-            pa.table({
-                "fingerprint": [str(i) for i in range(len(statements))],
-                "parse_text": [s["sql"] for s in statements],
-                "masked_sql": [normalized_masked_sql(s["sql"], s["dialect"]) for s in statements],
-                "dialect": [s["dialect"] for s in statements],
-                "default_database": [s["database"] for s in statements],
-                "default_schema": [s["schema"] for s in statements],
-            }),
+            pa.table(
+                {
+                    "fingerprint": [str(i) for i in range(len(statements))],
+                    "parse_text": [s["sql"] for s in statements],
+                    "masked_sql": [
+                        normalized_masked_sql(s["sql"], s["dialect"]) for s in statements
+                    ],
+                    "dialect": [s["dialect"] for s in statements],
+                    "default_database": [s["database"] for s in statements],
+                    "default_schema": [s["schema"] for s in statements],
+                }
+            ),
             path,
         )
-        cores = int(ns.master[len("local["):-1]) if ns.master.startswith("local[") else 1
+        cores = int(ns.master[len("local[") : -1]) if ns.master.startswith("local[") else 1
         loop = _loop_rate(statements, ns.loop_sample)
-        print(f"{Path(ns.log).name}: {len(statements):,} distinct statements; parser loop, one "
-              f"process, {min(ns.loop_sample, len(statements)):,} of them: {loop:.1f}/s")
+        print(
+            f"{Path(ns.log).name}: {len(statements):,} distinct statements; parser loop, one "
+            f"process, {min(ns.loop_sample, len(statements)):,} of them: {loop:.1f}/s"
+        )
         spark = (
             SparkSession.builder.master(ns.master)
             .config("spark.driver.memory", "1g")
@@ -109,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                 _run_sink(parse_statements(frame, ParserOptions(), n), sink)
                 took = time.perf_counter() - started
                 rate = len(statements) / took
-                print(f"UDF on {ns.master}, {n} partitions, {sink}: {took:.1f} s, {rate:.1f}"
-                      f" statements/s = {rate / (cores * loop):.2f} x {cores} x the loop")
+                print(
+                    f"UDF on {ns.master}, {n} partitions, {sink}: {took:.1f} s, {rate:.1f}"
+                    f" statements/s = {rate / (cores * loop):.2f} x {cores} x the loop"
+                )
         spark.stop()
     return 0
 

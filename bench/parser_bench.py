@@ -89,8 +89,10 @@ def _serve(kind: str, rows: list[dict], schema: dict) -> int:
         def one(sql: str) -> str:
             return parser.parse(sql, dialect="spark").status.value
     else:
+
         def one(sql: str) -> str:
             return sqllineage_status(sql)
+
     for row in rows[:20]:  # warm-up: build state, import lazily loaded modules
         one(row["sql"])
     gc.collect()
@@ -111,13 +113,20 @@ def _compare(
 ) -> tuple[list[float], list[float], dict[str, int]]:
     """(c) and (d) in a child process each, taking turns ``ns.chunk`` statements at a time
     (the order of the two alternates per turn)."""
-    base = [sys.executable, str(Path(__file__).resolve()), "--workload", ns.workload,
-            "--schema", ns.schema]
+    base = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--workload",
+        ns.workload,
+        "--schema",
+        ns.schema,
+    ]
     if ns.limit:
         base += ["--limit", str(ns.limit)]
     children = {
-        kind: subprocess.Popen([*base, "--serve", kind], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+        kind: subprocess.Popen(
+            [*base, "--serve", kind], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         for kind in ("ours", "sqllineage")
     }
     times: dict[str, list[float]] = {"ours": [], "sqllineage": []}
@@ -255,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{total[key]:.2f} | {total[key] / total['b']:.2f} |"
         )
     # (d) sqllineage vs (c) on the same sampled statements: two child processes taking turns
-    indexes = sorted(random.Random(42).sample(range(len(rows)), min(ns.sqllineage_sample,
-                                                                     len(rows))))
+    indexes = sorted(
+        random.Random(42).sample(range(len(rows)), min(ns.sqllineage_sample, len(rows)))
+    )
     ours, theirs, statuses = _compare(ns, indexes)
     ours_rate, theirs_rate = len(ours) / sum(ours), len(theirs) / sum(theirs)
     lines += [
