@@ -234,6 +234,17 @@ class ExecutionSettings(_Strict):
         return min(high, max(low, ceil(max(0, input_bytes) / self.target_partition_bytes)))
 
 
+class LineageSettings(_Strict):
+    """Which logged executions give lineage edges."""
+
+    include_failed_executions: bool = False
+    """Take edges from log rows whose ``status`` says the execution failed or was aborted
+    (``core.enums.FAILED_EXECUTION_STATUSES`` / ``ABORTED_EXECUTION_STATUSES``, any case).
+    Off: such a statement moved no data, so it adds no edge and does not replace a view's or
+    procedure's current definition; its row is still stored in ``queries`` (with its status)
+    and its statement still parsed. Rows without a status count as succeeded."""
+
+
 class JobSettings(_Strict):
     """Everything the extraction job needs."""
 
@@ -245,6 +256,7 @@ class JobSettings(_Strict):
     graph: GraphSettings = GraphSettings()
     openlineage: OpenLineageSettings = OpenLineageSettings()
     execution: ExecutionSettings = ExecutionSettings()
+    lineage: LineageSettings = LineageSettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

@@ -87,3 +87,15 @@ class TransformationSubtype(StrEnum):
     SORT = "SORT"
     WINDOW = "WINDOW"
     CONDITIONAL = "CONDITIONAL"
+
+
+FAILED_EXECUTION_STATUSES: frozenset[str] = frozenset(
+    {"failed", "failure", "fail", "error", "errored", "incident"}
+)
+"""Logged execution statuses (lower-cased) of a statement that failed: Snowflake ``FAIL`` /
+``INCIDENT``, Databricks ``FAILED``, generic ``error``."""
+
+ABORTED_EXECUTION_STATUSES: frozenset[str] = frozenset(
+    {"cancelled", "canceled", "aborted", "killed", "timeout"}
+)
+"""Logged execution statuses (lower-cased) of a statement stopped before it finished."""

@@ -50,12 +50,13 @@ from openlineage.client.facet_v2 import (
 )
 from openlineage.client.uuid import generate_static_uuid
 
+from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
 from lineage_udfs.emit.naming import NamingContext, dataset_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
 
-_FAILED_STATUSES = frozenset({"failed", "failure", "fail", "error", "errored", "incident"})
-_ABORTED_STATUSES = frozenset({"cancelled", "canceled", "aborted", "killed", "timeout"})
+_FAILED_STATUSES = FAILED_EXECUTION_STATUSES
+_ABORTED_STATUSES = ABORTED_EXECUTION_STATUSES
 _PARSE_FAILED = frozenset({"failed", "timeout"})
 _NOT_EMITTED_TYPES = frozenset({"SESSION"})
 _DATASET_WIDE_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW"})

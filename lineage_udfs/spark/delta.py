@@ -21,6 +21,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
 from lineage_udfs.settings import SinkSettings
 from lineage_udfs.spark.schemas import (
     COLUMN_COMMENTS,
@@ -307,6 +308,13 @@ def annotate_edge_kind(queries: DataFrame, parsed: DataFrame) -> DataFrame:
         )
         .drop("_target", "statement_type")
     )
+
+
+def failed_execution(status: Column) -> Column:
+    """True where a logged execution status says the statement failed or was aborted (any case,
+    surrounding blanks ignored); false for a null status (unknown counts as succeeded)."""
+    statuses = sorted(FAILED_EXECUTION_STATUSES | ABORTED_EXECUTION_STATUSES)
+    return F.coalesce(F.lower(F.trim(status)).isin(*statuses), F.lit(False))
 
 
 def current_lineage_rows(annotated: DataFrame) -> DataFrame:

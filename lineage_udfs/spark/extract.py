@@ -34,6 +34,7 @@ from lineage_udfs.spark.delta import (
     annotate_edge_kind,
     current_lineage_rows,
     dict_to_map,
+    failed_execution,
     fingerprint_stats,
     lineage_edges,
     merge_insert_only,
@@ -349,7 +350,9 @@ def _prepare_parse_write(
             tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi")
         )
         _merge_parsed_statements(tables, parsed, stats_df, batch_fps, version)
-        _merge_lineage(tables, batch_fps, summary, level)
+        _merge_lineage(
+            tables, batch_fps, summary, level, settings.lineage.include_failed_executions
+        )
         _merge_quarantine(tables, rows, batch_fps, summary)
         counts = tables.read("parsed_statements").join(batch_fps, FINGERPRINT, "left_semi")
         summary.by_status = _count_by(counts, "status")
@@ -393,11 +396,22 @@ def _merge_parsed_statements(
 
 
 def _merge_lineage(
-    tables: LineageTables, batch_fps: DataFrame, summary: RunSummary, level: StorageLevel
+    tables: LineageTables,
+    batch_fps: DataFrame,
+    summary: RunSummary,
+    level: StorageLevel,
+    include_failed: bool,
 ) -> None:
-    """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables."""
+    """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables.
+
+    Unless ``include_failed``, rows of failed or aborted executions give no edge: a statement
+    whose every execution failed has none, and a failed redefinition leaves the view's current
+    definition in place."""
     parsed_all = tables.read("parsed_statements")
-    annotated = annotate_edge_kind(tables.read("queries"), parsed_all)
+    queries = tables.read("queries")
+    if not include_failed:
+        queries = queries.where(~failed_execution(F.col("status")))
+    annotated = annotate_edge_kind(queries, parsed_all)
     batch_rows = annotated.join(batch_fps, FINGERPRINT, "left_semi")
     objects = (
         batch_rows.where(F.col("edge_kind").isin(*DEFINITION_EDGE_KINDS))

@@ -35,7 +35,7 @@ from lineage_udfs.emit.events import (
 )
 from lineage_udfs.emit.spool import EmitCounts, ReplaySummary, Spool, SpoolingEmitter, replay
 from lineage_udfs.settings import JobSettings
-from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.delta import LineageTables, failed_execution
 from lineage_udfs.spark.emission_scope import (
     EMISSIONS_TABLE,
     PARSE_COLUMNS,
@@ -127,7 +127,7 @@ def emission_rows(
                 F.min("start_time").alias("start_time"),
                 F.max("end_time").alias("end_time"),
                 F.max(
-                    F.when(F.lower("status").isin("failed", "failure", "error"), 0).otherwise(1)
+                    F.when(failed_execution(F.col("status")), 0).otherwise(1)
                 ).alias("any_ok"),
                 F.min("user_name").alias("user_name"),
             )
