@@ -347,6 +347,8 @@ class LiveHeapProbe(threading.Thread):
         self.peak = 0
         self.samples = 0
         self.top: list[str] = []  # the largest classes of the peak probe's histogram
+        # (wall clock, live bytes, largest classes) per probe
+        self.timeline: list[tuple[float, int, list[str]]] = []
         self._halt = threading.Event()
 
     def _jvm(self) -> int | None:
@@ -379,6 +381,7 @@ class LiveHeapProbe(threading.Thread):
                 continue
             m = re.search(r"^Total\s+\d+\s+(\d+)", out, re.M)
             if m:
+                self.timeline.append((time.time(), int(m[1]), _histogram_top(out, LIVE_HEAP_TOP)))
                 if int(m[1]) > self.peak:
                     self.peak = int(m[1])
                     self.top = _histogram_top(out, LIVE_HEAP_TOP)
@@ -453,6 +456,51 @@ def _parse_summary(text: str) -> tuple[dict, dict[str, float]]:
     return summary, stages
 
 
+EXTRACT_STAGES = ("setup", "read", "prepare", "parse", "write")
+_SUMMARY_LINE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) INFO lineage_udfs\.spark\.extract:"
+    r" extraction summary",
+    re.M,
+)
+
+
+def _stage_windows(output: str, stages: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """Wall-clock (start, end) of each extraction stage and of what follows (``graph``): the
+    run summary's log line marks the end of the write stage; the stages ran one after another,
+    so their seconds, counted back from there, give their starts."""
+    m = _SUMMARY_LINE.search(output)
+    if not m:
+        return {}
+    end = time.mktime(time.strptime(m[1], "%Y-%m-%d %H:%M:%S")) + int(m[2]) / 1000
+    windows = {"graph": (end, float("inf"))}
+    for name in reversed(EXTRACT_STAGES):
+        start = end - stages.get(name, 0.0)
+        windows[name] = (start, end)
+        end = start
+    windows["start-up"] = (float("-inf"), end)
+    return windows
+
+
+def _live_heap_by_stage(
+    timeline: list[tuple[float, int, list[str]]], windows: dict[str, tuple[float, float]]
+) -> dict:
+    """Peak live heap per stage, and over the extraction stages (read → Delta, what the
+    throughput targets cover) with the largest classes at that probe."""
+    by_stage: dict[str, int] = {}
+    extract = (0, [])
+    for at, live, top in timeline:
+        for name, (lo, hi) in windows.items():
+            if lo <= at < hi:
+                by_stage[name] = max(by_stage.get(name, 0), live)
+                if name in EXTRACT_STAGES and live > extract[0]:
+                    extract = (live, top)
+    return {
+        "live_heap_stages": by_stage,
+        "live_heap_extract": extract[0],
+        "live_heap_extract_top": extract[1],
+    }
+
+
 def run_job(
     log: Path, args: argparse.Namespace, extra_sources: list[dict], *, probe_heap: bool = False
 ) -> JobRun:
@@ -511,7 +559,10 @@ def run_job(
     memory = {**poller.peak, **gc_heap(gc_log)}
     if probe:
         memory.update(
-            live_heap=probe.peak, live_heap_samples=probe.samples, live_heap_top=probe.top
+            live_heap=probe.peak,
+            live_heap_samples=probe.samples,
+            live_heap_top=probe.top,
+            **_live_heap_by_stage(probe.timeline, _stage_windows(output, stages)),
         )
     if not args.keep_warehouse:
         shutil.rmtree(work, ignore_errors=True)
@@ -702,7 +753,10 @@ def _vs_loop(rate: float, loop: Loop) -> float:
 def _live(j: JobRun) -> str:
     if not j.memory.get("live_heap_samples"):
         return "-"
-    return f"{_mb(j.memory['live_heap'])} ({j.memory['live_heap_samples']})"
+    return (
+        f"{_mb(j.memory.get('live_heap_extract', 0))} / {_mb(j.memory['live_heap'])}"
+        f" ({j.memory['live_heap_samples']})"
+    )
 
 
 MEMORY_GROWTH_LIMIT = 1.25
@@ -714,25 +768,44 @@ def _memory_row(jobs: list[JobRun], args: argparse.Namespace) -> str:
     memory figure grow with the rows? Judged on what the job holds (live heap, when probed)
     and the Python workers' RSS; the JVM's RSS and heap after young collections are shown but
     follow the heap size G1 chose to grow to, which a longer run reaches more often."""
-    small = min(jobs, key=lambda x: x.summary["rows_read"])
-    large = max(jobs, key=lambda x: x.summary["rows_read"])
+    ordered = sorted(jobs, key=lambda x: x.summary["rows_read"])
+    small, large = ordered[0], ordered[-1]
     target = f"memory flat as rows grow (same `spark.driver.memory` {args.driver_memory})"
     if small is large:
         return f"| {target} | one log only ({small.log.name}): nothing to compare | - |"
-    probed = bool(small.memory.get("live_heap") and large.memory.get("live_heap"))
+    probed = all(j.memory.get("live_heap_extract") for j in ordered)
     keys = [
         ("JVM RSS", "jvm", False),
         ("heap after GC", "heap_after_gc", False),
-        ("live heap", "live_heap", True),
+        ("live heap (read → Delta)", "live_heap_extract", True),
+        ("live heap (graph stage)", "live_heap_stages.graph", False),
         ("Python workers RSS", "python_workers_total", True),
     ]
+    # with three logs or more, the last step (the two largest) shows whether memory stopped
+    # growing once the job's bounded buffers (Spark's execution memory pool, Parquet row groups)
+    # are full; the first log to the last shows how far it grew before that
+    judge_from = ordered[-2] if len(ordered) > 2 else small
+
+    def value(j: JobRun, key: str) -> int:
+        if "." in key:
+            outer, inner = key.split(".")
+            return int(j.memory.get(outer, {}).get(inner, 0))
+        return int(j.memory.get(key, 0))
+
     parts, judged = [], []
     for label, key, counts in keys:
-        if key == "live_heap" and not probed:
+        if key.startswith("live_heap") and not probed:
             continue
-        a, b = small.memory.get(key, 0), large.memory.get(key, 0)
+        figures = " → ".join(_mb(value(j, key)) for j in ordered)
+        a, b = value(small, key), value(large, key)
         ratio = b / a if a else float("inf")
-        parts.append(f"{label} {_mb(a)} → {_mb(b)} MB ({ratio:.2f}x)")
+        text = f"{label} {figures} MB ({ratio:.2f}x"
+        if judge_from is not small:
+            c = value(judge_from, key)
+            last = b / c if c else float("inf")
+            text += f"; last step {last:.2f}x"
+            ratio = last
+        parts.append(text + ")")
         if counts:
             judged.append((label, ratio))
     patho = (
@@ -742,14 +815,21 @@ def _memory_row(jobs: list[JobRun], args: argparse.Namespace) -> str:
         if args.pathological_in == "every" or (args.pathological_in == "probed" and probed)
         else "pathological rows with the first log only"
     )
-    rows_a, rows_b = small.summary["rows_read"], large.summary["rows_read"]
     figure = (
-        f"{small.log.name} → {large.log.name} ({rows_a:,} → {rows_b:,} rows,"
-        f" {rows_b / max(1, rows_a):.0f}x; {patho}): " + ", ".join(parts)
+        " → ".join(j.log.name for j in ordered)
+        + " ("
+        + " → ".join(f"{j.summary['rows_read']:,}" for j in ordered)
+        + f" rows; {patho}): "
+        + ", ".join(parts)
     )
     met = "yes" if judged and max(r for _, r in judged) <= MEMORY_GROWTH_LIMIT else "no"
     names = " and ".join(label for label, _ in judged)
-    return f"| {target} | {figure} | {met} ({names} each ≤ {MEMORY_GROWTH_LIMIT}x) |"
+    step = (
+        f"from {judge_from.log.name} to {large.log.name}"
+        if judge_from is not small
+        else "from the smallest log to the largest"
+    )
+    return f"| {target} | {figure} | {met} ({names} each ≤ {MEMORY_GROWTH_LIMIT}x {step}) |"
 
 
 def _patho_runs(args: argparse.Namespace) -> str:
@@ -820,7 +900,8 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
         "| log rows | SQL text MB | shuffle partitions | distinct parsed | wall s | read | prepare"
         " | parse | write | job total s | rows/s (total) | distinct/s (parse stage)"
         " | distinct/s per core | vs (a) per core | peak RSS JVM MB | peak heap after GC MB"
-        " (committed) | peak live heap MB (probes) | peak RSS Python workers MB"
+        " (committed) | peak live heap MB, read → Delta / whole run (probes) | peak RSS Python"
+        " workers MB"
         " (sum / max one) |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
@@ -891,10 +972,33 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
             )
     tops = [j for j in jobs if j.memory.get("live_heap_top")]
     if tops:
-        lines += ["", "## Live heap at its peak probe: the largest classes", ""]
+        stages = ["start-up", *EXTRACT_STAGES, "graph"]
+        lines += [
+            "",
+            "## Live heap per stage (probed runs: peak of the probes that fell in each stage, MB)",
+            "",
+            "| log | " + " | ".join(stages) + " |",
+            "|---|" + "---:|" * len(stages),
+        ]
+        for j in tops:
+            by = j.memory.get("live_heap_stages", {})
+            lines.append(
+                f"| {j.log.name} | "
+                + " | ".join(_mb(by[x]) if x in by else "-" for x in stages)
+                + " |"
+            )
+        lines += ["", "## Live heap at its peak probes: the largest classes", ""]
         for j in tops:
             lines += [
-                f"{j.log.name} ({_mb(j.memory['live_heap'])} MB live):",
+                f"{j.log.name}, read → Delta ({_mb(j.memory.get('live_heap_extract', 0))} MB"
+                " live):",
+                "",
+                "```",
+                *j.memory.get("live_heap_extract_top", []),
+                "```",
+                "",
+                f"{j.log.name}, whole run incl. the graph stage ({_mb(j.memory['live_heap'])} MB"
+                " live):",
                 "",
                 "```",
                 *j.memory["live_heap_top"],
