@@ -206,6 +206,10 @@ class ExecutionSettings(_Strict):
     """``auto``: lower bound; 0 means the cluster's default parallelism (all cores busy)."""
     max_shuffle_partitions: int = Field(10_000, ge=1)
     """``auto``: upper bound (task scheduling overhead grows with the count)."""
+    min_read_partitions: int = Field(0, ge=0)
+    """``spark.sql.files.minPartitionNum`` while the job runs: the fewest splits a file source
+    is read in (Spark's default: the cores, so that a log of a few large files can leave cores
+    idle in the read stage). 0: the session's value if set, else 4 x the cores."""
     cache_batch_rows: int = Field(500, ge=1)
     """Rows per columnar batch of persisted results (``spark.sql.inMemoryColumnarStorage.
     batchSize`` during the run; Spark's default is 10,000). A batch is on the heap while it is

@@ -26,7 +26,9 @@ from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extract import (
     MIN_STATEMENTS_PER_TASK,
     PARSE_TASKS_PER_CORE,
+    READ_TASKS_PER_CORE,
     RunSummary,
+    _min_read_partitions,
     _parse_partitions,
     run,
 )
@@ -119,6 +121,7 @@ def runs(
             max_shuffle_partitions=9,
             storage_level="DISK_ONLY",
             cache_batch_rows=3,
+            min_read_partitions=5,
         ),
     }
     out = {}
@@ -128,6 +131,7 @@ def runs(
         after = (
             spark.conf.get("spark.sql.shuffle.partitions"),
             spark.conf.get("spark.sql.inMemoryColumnarStorage.batchSize", None),
+            spark.conf.get("spark.sql.files.minPartitionNum", None),
         )
         out[name] = (
             summary,
@@ -187,7 +191,7 @@ def test_auto_partitions_follow_the_input_size_within_bounds(runs: dict) -> None
 
 def test_the_session_confs_are_restored_after_the_run(runs: dict) -> None:
     # the test session's values, though each run set its own while it ran
-    assert {after for _, _, after in runs.values()} == {("2", None)}
+    assert {after for _, _, after in runs.values()} == {("2", None, None)}
 
 
 @pytest.mark.parametrize(
@@ -211,3 +215,16 @@ def test_parse_partitions_follow_the_statement_count_within_the_cores_bounds(
     assert spark.sparkContext.defaultParallelism == 2
     assert PARSE_TASKS_PER_CORE == 8 and MIN_STATEMENTS_PER_TASK == 32
     assert _parse_partitions(spark, statements) == expected
+
+
+def test_read_partitions_default_to_four_per_core_unless_set(spark: SparkSession) -> None:
+    key = "spark.sql.files.minPartitionNum"
+    assert spark.conf.get(key, None) is None
+    assert READ_TASKS_PER_CORE == 4
+    assert _min_read_partitions(spark, ExecutionSettings()) == "8"  # local[2]
+    assert _min_read_partitions(spark, ExecutionSettings(min_read_partitions=3)) == "3"
+    spark.conf.set(key, "6")
+    try:  # the session's own value is left alone
+        assert _min_read_partitions(spark, ExecutionSettings()) is None
+    finally:
+        spark.conf.unset(key)
