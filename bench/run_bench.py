@@ -760,7 +760,8 @@ def _live(j: JobRun) -> str:
 
 
 MEMORY_GROWTH_LIMIT = 1.25
-"""Memory counts as flat when no figure of the largest log exceeds this x the smallest's."""
+"""Memory counts as flat when no judged figure of the largest log exceeds this x the smallest's
+(two logs) or the next largest's (three logs or more: has it stopped growing)."""
 
 
 def _memory_row(jobs: list[JobRun], args: argparse.Namespace) -> str:
@@ -811,7 +812,7 @@ def _memory_row(jobs: list[JobRun], args: argparse.Namespace) -> str:
     patho = (
         "no pathological rows"
         if args.no_pathological
-        else "both with the pathological rows"
+        else "every log with the pathological rows"
         if args.pathological_in == "every" or (args.pathological_in == "probed" and probed)
         else "pathological rows with the first log only"
     )
