@@ -344,9 +344,6 @@ class LiveHeapProbe(threading.Thread):
     def __init__(self, root_pid: int, interval: float) -> None:
         super().__init__(daemon=True)
         self.root, self.interval = root_pid, interval
-        self.peak = 0
-        self.samples = 0
-        self.top: list[str] = []  # the largest classes of the peak probe's histogram
         # (wall clock, live bytes, largest classes) per probe
         self.timeline: list[tuple[float, int, list[str]]] = []
         self._halt = threading.Event()
@@ -382,10 +379,6 @@ class LiveHeapProbe(threading.Thread):
             m = re.search(r"^Total\s+\d+\s+(\d+)", out, re.M)
             if m:
                 self.timeline.append((time.time(), int(m[1]), _histogram_top(out, LIVE_HEAP_TOP)))
-                if int(m[1]) > self.peak:
-                    self.peak = int(m[1])
-                    self.top = _histogram_top(out, LIVE_HEAP_TOP)
-                self.samples += 1
 
     def stop(self) -> None:
         self._halt.set()
@@ -559,9 +552,9 @@ def run_job(
     memory = {**poller.peak, **gc_heap(gc_log)}
     if probe:
         memory.update(
-            live_heap=probe.peak,
-            live_heap_samples=probe.samples,
-            live_heap_top=probe.top,
+            live_heap=max((live for _, live, _ in probe.timeline), default=0),
+            live_heap_samples=len(probe.timeline),
+            live_heap_top=max(probe.timeline, key=lambda x: x[1], default=(0, 0, []))[2],
             **_live_heap_by_stage(probe.timeline, _stage_windows(output, stages)),
         )
     if not args.keep_warehouse:

@@ -55,8 +55,6 @@ from lineage_udfs.emit.naming import NamingContext, dataset_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
 
-_FAILED_STATUSES = FAILED_EXECUTION_STATUSES
-_ABORTED_STATUSES = ABORTED_EXECUTION_STATUSES
 _PARSE_FAILED = frozenset({"failed", "timeout"})
 _NOT_EMITTED_TYPES = frozenset({"SESSION"})
 _DATASET_WIDE_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW"})
@@ -262,9 +260,9 @@ def job_name_for(query: QueryRun, parsed: ParsedStatement) -> str:
 def terminal_state(status: str | None) -> RunState:
     """Map a logged status to COMPLETE / FAIL / ABORT (unknown or empty -> COMPLETE)."""
     value = (status or "").strip().lower()
-    if value in _FAILED_STATUSES:
+    if value in FAILED_EXECUTION_STATUSES:
         return RunState.FAIL
-    if value in _ABORTED_STATUSES:
+    if value in ABORTED_EXECUTION_STATUSES:
         return RunState.ABORT
     return RunState.COMPLETE
 
