@@ -62,6 +62,15 @@ def _make_parse_qualify(schema: dict) -> object:
     return run
 
 
+def sqllineage_as_installed(rust: bool = False) -> None:
+    """sqllineage as ``pip install sqllineage==1.5.9`` gives it: sqlfluff with its Python parser
+    (sqlfluffrs, sqlfluff's Rust parser, is not a dependency of sqllineage; this project
+    installs it for its own sqlfluff tier). Call in the child process before sqlfluff is
+    imported; ``rust=True`` lets sqlfluff use sqlfluffrs ("auto")."""
+    if not rust:
+        sys.modules["sqlfluffrs"] = None  # type: ignore[assignment]  # import fails: Python parser
+
+
 def sqllineage_status(sql: str, dialect: str = "sparksql", timeout: float = 60.0) -> str:
     """sqllineage's table and column lineage of one statement: ``ok``, ``timeout`` or ``failed``
     (``dialect`` is sqllineage's name; also used by run_bench.py)."""
@@ -80,7 +89,7 @@ def sqllineage_status(sql: str, dialect: str = "sparksql", timeout: float = 60.0
         return "failed"
 
 
-def _serve(kind: str, rows: list[dict], schema: dict) -> int:
+def _serve(kind: str, rows: list[dict], schema: dict, sqllineage_rust: bool = False) -> int:
     """Child process: read JSON lists of statement indexes from stdin, parse each statement
     with one tool, answer one JSON line per list: ``{"times": [...], "statuses": [...]}``."""
     if kind == "ours":
@@ -89,6 +98,7 @@ def _serve(kind: str, rows: list[dict], schema: dict) -> int:
         def one(sql: str) -> str:
             return parser.parse(sql, dialect="spark").status.value
     else:
+        sqllineage_as_installed(sqllineage_rust)
 
         def one(sql: str) -> str:
             return sqllineage_status(sql)
@@ -123,6 +133,8 @@ def _compare(
     ]
     if ns.limit:
         base += ["--limit", str(ns.limit)]
+    if ns.sqllineage_rust:
+        base += ["--sqllineage-rust"]
     children = {
         kind: subprocess.Popen(
             [*base, "--serve", kind], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -208,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--sqllineage-sample", type=int, default=2000)
     ap.add_argument("--chunk", type=int, default=20, help="statements per turn in (c) vs (d)")
+    ap.add_argument(
+        "--sqllineage-rust",
+        action="store_true",
+        help="let sqllineage's sqlfluff use sqlfluffrs (default: its Python parser, as"
+        " `pip install sqllineage` alone gives it)",
+    )
     ap.add_argument("--serve", choices=("ours", "sqllineage"), help=argparse.SUPPRESS)
     ap.add_argument("--no-time-limit-check", action="store_true")
     ap.add_argument("--out", default="bench/results/parser.md")
@@ -218,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = rows[: ns.limit]
     schema = json.loads(Path(ns.schema).read_text())
     if ns.serve:
-        return _serve(ns.serve, rows, schema)
+        return _serve(ns.serve, rows, schema, ns.sqllineage_rust)
     parser = LineageParser(catalog=schema)
     runners = {
         "a": ("sqlglot parse only", _parse_only),
@@ -278,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---:|",
         f"| (c) LineageParser.parse (catalog), own process | {ours_rate:,.1f} | "
         f"{statistics.median(ours) * 1000:.2f} | {_pct(ours, 0.99) * 1000:.2f} |",
-        f"| (d) sqllineage 1.5.9 (sparksql, tables + columns), own process {statuses} | "
+        f"| (d) sqllineage 1.5.9 (sparksql, tables + columns; sqlfluff's"
+        f" {'Rust' if ns.sqllineage_rust else 'Python'} parser), own process {statuses} | "
         f"{theirs_rate:,.2f} | "
         f"{statistics.median(theirs) * 1000:.2f} | {_pct(theirs, 0.99) * 1000:.2f} |",
         "",

@@ -164,7 +164,12 @@ def _loop_child(args: argparse.Namespace) -> int:
             )
             return str(r.status)
     else:
-        from parser_bench import sqllineage_status  # bench/ is on sys.path (script dir)
+        from parser_bench import (  # bench/ is on sys.path (script dir)
+            sqllineage_as_installed,
+            sqllineage_status,
+        )
+
+        sqllineage_as_installed(args.sqllineage_rust)
 
         names = {
             "spark": "sparksql",
@@ -239,6 +244,7 @@ def run_loop(
         json.dumps(args.parser_settings),
         "--sqllineage-timeout",
         str(args.sqllineage_timeout),
+        *(["--sqllineage-rust"] if getattr(args, "sqllineage_rust", False) else []),
     ]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
@@ -581,6 +587,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sqllineage-sample", type=int, default=60)
     ap.add_argument("--sqllineage-timeout", type=float, default=60.0)
     ap.add_argument(
+        "--sqllineage-rust",
+        action="store_true",
+        help="let sqllineage's sqlfluff use sqlfluffrs (default: its Python parser, as"
+        " `pip install sqllineage` alone gives it)",
+    )
+    ap.add_argument(
         "--compiled-sqlglot",
         default=None,
         help="folder with sqlglot + sqlglotc unpacked, measured as (a')",
@@ -663,7 +675,10 @@ def main(argv: list[str] | None = None) -> int:
     loops = {"a": Loop("(a) parser loop, 1 process")}
     if args.compiled_sqlglot:
         loops["a_c"] = Loop("(a') parser loop, sqlglotc (compiled)")
-    sqll = Loop("(c) sqllineage 1.5.9, 1 process")
+    sqll = Loop(
+        "(c) sqllineage 1.5.9, 1 process, sqlfluff's "
+        + ("Rust parser" if args.sqllineage_rust else "Python parser (as installed alone)")
+    )
     jobs: list[JobRun] = []
     rnd = random.Random(11)
     for log in args.logs:

@@ -83,6 +83,7 @@ class ParserSettings(_Strict):
     max_sql_chars: int = 1_000_000
     use_sqlfluff: bool = True
     sqlfluff_timeout_seconds: float = 1.0
+    sqlfluff_max_chars: int = 20_000
     use_sqlparse: bool = True
     fallback_dialect: str | None = None
     destructive_statements_as_targets: bool = True

@@ -23,10 +23,14 @@ class ParserOptions:
         max_sql_chars: statements longer than this are skipped with status ``skipped``.
         use_sqlfluff: try sqlfluff when sqlglot fails.
         sqlfluff_timeout_seconds: time limit of the sqlfluff tier (at most ``timeout_seconds``).
-            sqlfluff costs ~0.1 s per 1,000 characters and seldom reads what sqlglot could not
-            (mostly broken text that the log's engine rejected too), so it gets a small budget
-            of its own; past it the sqlparse tier takes over and the statement keeps its
-            sqlglot syntax error as the reason.
+            sqlfluff (with its Rust parser, sqlfluffrs) costs ~0.02 s per 1,000 characters and
+            seldom reads what sqlglot could not (mostly broken text that the log's engine
+            rejected too), so it gets a small budget of its own; past it the sqlparse tier
+            takes over and the statement keeps its sqlglot syntax error as the reason.
+        sqlfluff_max_chars: longer statements skip the sqlfluff tier (sqlparse reads them).
+            sqlfluff's own limit for large files, and a bound on the time limit's lateness:
+            the Rust parser runs as one call that the limit cannot interrupt (~0.3 s at
+            20,000 characters, over 1 s past 100,000).
         use_sqlparse: try sqlparse (table lineage only) when the others fail.
         fallback_dialect: second sqlglot dialect tried when the row's dialect fails to parse
             (None: no retry).
@@ -71,6 +75,7 @@ class ParserOptions:
     max_sql_chars: int = 1_000_000
     use_sqlfluff: bool = True
     sqlfluff_timeout_seconds: float = 1.0
+    sqlfluff_max_chars: int = 20_000
     use_sqlparse: bool = True
     fallback_dialect: str | None = None
     destructive_statements_as_targets: bool = True

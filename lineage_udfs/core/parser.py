@@ -242,7 +242,11 @@ class LineageParser:
     def _fallback(self, chunk: Chunk, index: int, ctx: NameContext) -> _Step:
         failure = _syntax_failure(chunk.error)
         timeout = self.options.timeout_seconds
-        if self.options.use_sqlfluff and not _cut_short(chunk.text, chunk.error, ctx.dialect):
+        if (
+            self.options.use_sqlfluff
+            and len(chunk.text) <= self.options.sqlfluff_max_chars
+            and not _cut_short(chunk.text, chunk.error, ctx.dialect)
+        ):
             budget = min(timeout, self.options.sqlfluff_timeout_seconds)
             try:
                 with time_limit(budget):

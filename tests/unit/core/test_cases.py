@@ -32,6 +32,8 @@ def test_lineage_case(case: dict[str, Any]) -> None:
         default_schema=case.get("default_schema"),
     )
     assert result.failure is None, result.failure
+    if "parser" in case:
+        assert str(result.parser) == case["parser"]
     if "statement_type" in case:
         assert result.statement_type == case["statement_type"]
     assert sorted(result.sources) == sorted(case["sources"])
