@@ -660,6 +660,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         return _loop_child(args)
     args.parser_settings = json.loads(args.parser)
+    if args.job_repeats < 1:
+        raise SystemExit("--job-repeats must be 1 or more")
     if args.pathological_in == "probed" and not args.live_heap_every:
         raise SystemExit("--pathological-in probed needs --live-heap-every (the probed runs)")
     command = "PYTHONPATH=. .venv/bin/python bench/run_bench.py " + shlex.join(
