@@ -32,6 +32,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.sql.execution.arrow.maxRecordsPerBatch": "50",
             "spark.ui.enabled": "false",
+            # the status store keeps this many finished queries' plans and metrics even with
+            # the UI off (default 1,000): the test run makes thousands of small queries
+            "spark.sql.ui.retainedExecutions": "50",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
         },
     )
@@ -42,6 +45,26 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _forget_delta_logs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each Spark test, drop Delta's cache of table logs and Spark's cached data.
+
+    Delta keeps a ``DeltaLog`` per table path for the session's life, each with its snapshot's
+    cached state (a persisted Dataset and its plans); every test writes fresh tables under
+    its own tmp_path, so without this the one session's driver heap (1 GB) fills with dead
+    tables' logs (~130 by tests/spark/test_graph.py) and the JVM ends up collecting
+    garbage more than it runs.
+    """
+    yield
+    if "spark" not in request.fixturenames:
+        return
+    session: SparkSession = request.getfixturevalue("spark")
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    session.catalog.clearCache()
 
 
 def _assert_frames_equal(
