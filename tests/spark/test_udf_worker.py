@@ -1,0 +1,49 @@
+"""The parse UDF's module keeps PySpark's per-task ``importlib.invalidate_caches()`` cheap:
+a zip archive on the worker's path is re-read only when it changed."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import zipfile
+import zipimport
+from pathlib import Path
+
+from lineage_udfs.spark import udfs
+
+
+def _write_zip(path: Path, modules: dict[str, str], mtime_ns: int) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, source in modules.items():
+            archive.writestr(f"{name}.py", source)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def test_the_worker_module_installs_the_check() -> None:
+    assert zipimport.zipimporter.invalidate_caches is udfs._invalidate_if_changed
+
+
+def test_an_unchanged_archive_is_not_read_again_and_a_changed_one_is(tmp_path: Path) -> None:
+    path = tmp_path / "lib.zip"
+    _write_zip(path, {"lw_zip_a": "A = 1\n"}, mtime_ns=1_700_000_000_000_000_000)
+    importer = zipimport.zipimporter(str(path))
+    importer.invalidate_caches()
+    directory = importer._files  # the archive's directory as read (Python 3.11 zipimport)
+    importlib.invalidate_caches()  # what PySpark's worker calls before every task
+    importer.invalidate_caches()
+    assert importer._files is directory
+    assert importer.find_spec("lw_zip_b") is None
+
+    _write_zip(path, {"lw_zip_a": "A = 1\n", "lw_zip_b": "B = 2\n"}, 1_700_000_001_000_000_000)
+    importer.invalidate_caches()
+    assert importer._files is not directory
+    assert importer.find_spec("lw_zip_b") is not None
+
+
+def test_a_missing_archive_is_handed_to_zipimport(tmp_path: Path) -> None:
+    path = tmp_path / "gone.zip"
+    _write_zip(path, {"lw_zip_c": "C = 3\n"}, mtime_ns=1_700_000_000_000_000_000)
+    importer = zipimport.zipimporter(str(path))
+    path.unlink()
+    importer.invalidate_caches()  # zipimport's own answer: an empty directory, no error
+    assert importer.find_spec("lw_zip_c") is None
