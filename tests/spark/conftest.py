@@ -32,6 +32,10 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.sql.execution.arrow.maxRecordsPerBatch": "50",
             "spark.ui.enabled": "false",
+            # one JVM runs every test's queries: Spark's execution memory (~60 % of the heap)
+            # plus the plans of hundreds of queries; at the default 1g the old generation sat at
+            # ~800 MB by test_graph_stage.py, with full collections
+            "spark.driver.memory": "2g",
             # the status store keeps this many finished queries' plans and metrics even with
             # the UI off (default 1,000): the test run makes thousands of small queries
             "spark.sql.ui.retainedExecutions": "50",
