@@ -121,16 +121,32 @@ def sqlparse_tables(
     """The sqlparse tier: sqlparse's lexer drops comments (only lexing: its grouping stage
     costs 5x more and refuses statements over 10,000 tokens), then :func:`regex_tables`.
 
+    A text without ``--``, ``#`` or ``/*`` holds no comment for the lexer to drop (its comment
+    tokens all start so) and goes to :func:`regex_tables` as it is: the lexer would give the
+    same text back, at ~10 µs a token (~2 ms for a statement of 200 tokens).
+
     Examples:
         >>> r = sqlparse_tables("INSERT INTO t /* FROM x */ SELECT * FROM s -- JOIN y")
         >>> r.sources, r.targets
         (['s'], ['t'])
     """
-    from sqlparse import lexer
-    from sqlparse import tokens as T
+    if may_hold_comment(sql):
+        from sqlparse import lexer
+        from sqlparse import tokens as T
 
-    text = "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
-    return regex_tables(text, default_catalog, default_schema)
+        sql = "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
+    return regex_tables(sql, default_catalog, default_schema)
+
+
+def may_hold_comment(sql: str) -> bool:
+    """Whether sqlparse's lexer could find a comment in ``sql`` (``--`` or ``# `` to the end of
+    the line, ``/* … */``); False means it finds none.
+
+    Examples:
+        >>> [may_hold_comment(s) for s in ("SELECT 1 -- x", "SELECT /*+ x */ 1", "SELECT 1")]
+        [True, True, False]
+    """
+    return "--" in sql or "/*" in sql or "#" in sql
 
 
 class SqlfluffTier:

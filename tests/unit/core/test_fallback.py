@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
 from lineage_udfs.core.enums import ErrorKind, ParserName, ParseStatus
-from lineage_udfs.core.fallback import SqlfluffTier
+from lineage_udfs.core.fallback import (
+    SqlfluffTier,
+    may_hold_comment,
+    regex_tables,
+    sqlparse_tables,
+)
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
@@ -40,3 +46,41 @@ def test_statements_over_sqlfluff_max_chars_go_to_sqlparse(
     assert (result.sources, result.targets) == (("db.s",), ("db.t",))
     if status == ParseStatus.PARTIAL:  # the reason stays sqlglot's syntax error
         assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
+
+
+def _lexed_without_comments(sql: str) -> str:
+    from sqlparse import lexer
+    from sqlparse import tokens as T
+
+    return "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
+
+
+def _case_texts() -> list[str]:
+    import yaml
+
+    texts = []
+    for path in sorted((Path(__file__).parent / "cases").glob("*.yaml")):
+        texts.extend(case["sql"] for case in yaml.safe_load(path.read_text(encoding="utf-8")))
+    return texts
+
+
+TRICKY = [
+    "INSERT INTO t SELECT a FROM s WHERE b = 'x -- not a comment'",  # markers inside literals
+    "INSERT INTO t SELECT a FROM s WHERE b = 'x /* y */'",
+    "INSERT INTO t SELECT a FROM s # JOIN hidden\nJOIN u ON s.k = u.k",  # MySQL comment
+    "INSERT INTO t SELECT a#b FROM s",  # '#' in a name: not a comment for the lexer
+    "INSERT INTO t SELECT a FROM s -- JOIN y",
+    "INSERT INTO t /* FROM x */ SELECT a FROM s",
+    "INSERT INTO t SELECT a FROM s WHERE c = 'it''s' AND d = \"q\"",
+    "INSERT INTO t SELECT a FROM s\r\nJOIN u ON 1 = 1",
+]
+
+
+@pytest.mark.parametrize("sql", TRICKY + _case_texts())
+def test_the_sqlparse_tier_skips_the_lexer_only_where_it_finds_no_comment(sql: str) -> None:
+    """The shortcut's premise on every unit case's text and a few tricky ones: a text without
+    comment markers comes back from sqlparse's lexer unchanged, so the tier's tables are the
+    same with or without the lexer."""
+    if not may_hold_comment(sql):
+        assert _lexed_without_comments(sql) == sql
+    assert sqlparse_tables(sql, "c", "d") == regex_tables(_lexed_without_comments(sql), "c", "d")
