@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -443,9 +444,7 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
         parsed = _parse_once(candidate, read)
         if parsed is not None:
             return parsed
-    _UNPARSABLE[key] = None
-    while len(_UNPARSABLE) > _UNPARSABLE_MAX:
-        del _UNPARSABLE[next(iter(_UNPARSABLE))]
+    _remember(_UNPARSABLE, key, None)
     return None
 
 
@@ -453,7 +452,18 @@ _UNPARSABLE: dict[tuple[str, str | None], None] = {}
 """Texts sqlglot (and every repair) rejected, oldest first: splitting a failing statement
 tries the same text several times (whole, as its only piece, while growing pieces); the
 verdict is kept (trees never are: they are changed downstream)."""
-_UNPARSABLE_MAX = 64
+_ERRORS: dict[tuple[str, str | None], Exception] = {}
+"""sqlglot's error for texts it rejected in a dialect, oldest first (without traceback): the
+reason a failed statement is given is the error of the splitter's own attempt, not of a
+parse run again to get it."""
+_MEMO_MAX = 64
+
+
+def _remember(memo: dict[tuple[str, str | None], Any], key: tuple[str, str | None],
+              value: Any) -> None:
+    memo[key] = value
+    while len(memo) > _MEMO_MAX:
+        del memo[next(iter(memo))]
 
 
 _MUTATION_RE = re.compile(
@@ -726,6 +736,7 @@ def _parse_once(text: str, dialect: str | None) -> list[exp.Expression] | None:
         parsed = sqlglot.parse(text, read=dialect)
     except Exception as exc:
         _reraise_timeout(exc)
+        _remember(_ERRORS, (text, dialect), exc.with_traceback(None))
         return None
     out: list[exp.Expression] = []
     for e in parsed:
@@ -1021,6 +1032,9 @@ class IncompleteStatementError(ValueError):
 
 
 def _parse_error(text: str, dialect: str | None) -> Exception:
+    known = _ERRORS.get((text, dialect))
+    if known is not None:  # the splitter's own attempt failed with it moments ago
+        return known
     try:
         sqlglot.parse(text, read=dialect)
     except Exception as exc:
@@ -1121,11 +1135,22 @@ def _swallows_statement(
 
 
 def _tokens(text: str, dialect: str | None) -> list[Token] | None:
+    """sqlglot's tokens of ``text`` (None if it cannot tokenize it). The last text's tokens are
+    kept: splitting a statement that does not parse tokenizes the same text again (to split it
+    on semicolons, then to find statement starts in its only piece). Callers only read them."""
+    last = _LAST_TOKENS[0]
+    if last is not None and last[0] == dialect and last[1] == text:
+        return last[2]
     try:
-        return list(sqlglot.tokenize(text, read=dialect))
+        tokens = list(sqlglot.tokenize(text, read=dialect))
     except Exception as exc:
         _reraise_timeout(exc)
         return None
+    _LAST_TOKENS[0] = (dialect, text, tokens)
+    return tokens
+
+
+_LAST_TOKENS: list[tuple[str | None, str, list[Token]] | None] = [None]
 
 
 def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+import sqlglot
+
+from lineage_udfs.core import statements
 from lineage_udfs.core.enums import ParserName, ParseStatus
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.statements import Chunk, _embedded_query, split_statements
@@ -53,3 +57,28 @@ def test_batch_without_semicolons_still_splits_after_values() -> None:
     sql = "INSERT INTO t (a) VALUES (1) SELECT a FROM s"
     chunks = [c for c in split_statements(sql, "tsql") if not c.control]
     assert [type(c.expression).__name__ for c in chunks] == ["Insert", "Select"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        ("INSERT INTO db.t SELECT a FROM FROM db.s WHERE b = = 1", "spark"),
+        ("INSERT INTO t SELECT a FROM s WHERE b = 'x' AND", "postgres"),
+        ("SELECT a FROM s; INSERT INTO t SELEC a FROM u WHERE c = = 2", "snowflake"),
+    ],
+)
+def test_a_failed_chunk_carries_sqlglots_own_error(sql: str, dialect: str) -> None:
+    """The splitter keeps the error of its own failed attempt (instead of parsing the text a
+    third time to get it): the same error, with or without that attempt's error still kept."""
+    failed = [c for c in split_statements(sql, dialect) if c.expression is None and not c.control]
+    assert failed, "the case must hold a statement sqlglot rejects"
+    for chunk in failed:
+        try:
+            sqlglot.parse(chunk.text, read=dialect)
+        except sqlglot.errors.ParseError as exc:
+            expected = exc.errors
+        else:
+            expected = None
+        assert getattr(chunk.error, "errors", None) == expected
+        statements._ERRORS.clear()
+        assert getattr(statements._parse_error(chunk.text, dialect), "errors", None) == expected
