@@ -57,9 +57,9 @@ def _forget_delta_logs(request: pytest.FixtureRequest) -> Iterator[None]:
 
     Delta keeps a ``DeltaLog`` per table path for the session's life, each with its snapshot's
     cached state (a persisted Dataset and its plans); every test writes fresh tables under
-    its own tmp_path, so without this the one session's driver heap (1 GB) fills with dead
-    tables' logs (~130 by tests/spark/test_graph.py) and the JVM ends up collecting
-    garbage more than it runs.
+    its own tmp_path, so without this the one session's driver heap holds ~130 dead tables'
+    logs by tests/spark/test_graph.py (at 1g the JVM ended up collecting garbage more than it
+    ran; see also ``spark.driver.memory`` above).
     """
     yield
     if "spark" not in request.fixturenames:
