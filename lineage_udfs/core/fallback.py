@@ -130,12 +130,21 @@ def sqlparse_tables(
         >>> r.sources, r.targets
         (['s'], ['t'])
     """
-    if may_hold_comment(sql):
-        from sqlparse import lexer
-        from sqlparse import tokens as T
+    text = without_comments(sql) if may_hold_comment(sql) else sql
+    return regex_tables(text, default_catalog, default_schema)
 
-        sql = "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
-    return regex_tables(sql, default_catalog, default_schema)
+
+def without_comments(sql: str) -> str:
+    """``sql`` with each comment sqlparse's lexer finds replaced by a space.
+
+    Examples:
+        >>> without_comments("SELECT a /* x */ FROM s -- y")
+        'SELECT a   FROM s  '
+    """
+    from sqlparse import lexer
+    from sqlparse import tokens as T
+
+    return "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
 
 
 def may_hold_comment(sql: str) -> bool:

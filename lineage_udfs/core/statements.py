@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sqlglot
@@ -1134,23 +1135,16 @@ def _swallows_statement(
     )
 
 
+@lru_cache(maxsize=1)
 def _tokens(text: str, dialect: str | None) -> list[Token] | None:
     """sqlglot's tokens of ``text`` (None if it cannot tokenize it). The last text's tokens are
     kept: splitting a statement that does not parse tokenizes the same text again (to split it
     on semicolons, then to find statement starts in its only piece). Callers only read them."""
-    last = _LAST_TOKENS[0]
-    if last is not None and last[0] == dialect and last[1] == text:
-        return last[2]
     try:
-        tokens = list(sqlglot.tokenize(text, read=dialect))
+        return list(sqlglot.tokenize(text, read=dialect))
     except Exception as exc:
         _reraise_timeout(exc)
         return None
-    _LAST_TOKENS[0] = (dialect, text, tokens)
-    return tokens
-
-
-_LAST_TOKENS: list[tuple[str | None, str, list[Token]] | None] = [None]
 
 
 def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:

@@ -13,6 +13,7 @@ from lineage_udfs.core.fallback import (
     may_hold_comment,
     regex_tables,
     sqlparse_tables,
+    without_comments,
 )
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
@@ -48,13 +49,6 @@ def test_statements_over_sqlfluff_max_chars_go_to_sqlparse(
         assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
 
 
-def _lexed_without_comments(sql: str) -> str:
-    from sqlparse import lexer
-    from sqlparse import tokens as T
-
-    return "".join(" " if ttype in T.Comment else value for ttype, value in lexer.tokenize(sql))
-
-
 def _case_texts() -> list[str]:
     import yaml
 
@@ -82,5 +76,5 @@ def test_the_sqlparse_tier_skips_the_lexer_only_where_it_finds_no_comment(sql: s
     comment markers comes back from sqlparse's lexer unchanged, so the tier's tables are the
     same with or without the lexer."""
     if not may_hold_comment(sql):
-        assert _lexed_without_comments(sql) == sql
-    assert sqlparse_tables(sql, "c", "d") == regex_tables(_lexed_without_comments(sql), "c", "d")
+        assert without_comments(sql) == sql
+    assert sqlparse_tables(sql, "c", "d") == regex_tables(without_comments(sql), "c", "d")
