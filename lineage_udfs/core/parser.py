@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from lineage_udfs.core.catalog import CatalogIndex
+from lineage_udfs.core.collector import fewer_young_collections
 from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
 from lineage_udfs.core.enums import (
@@ -124,7 +125,8 @@ class LineageParser:
         """
         started = time.perf_counter()
         try:
-            result = self._parse(sql, dialect, default_catalog, default_schema)
+            with fewer_young_collections():  # sqlglot trees are cycles: see collector.py
+                result = self._parse(sql, dialect, default_catalog, default_schema)
         except ParseTimeoutError:
             result = _failed(ErrorKind.TIMEOUT, "parse timed out", status=ParseStatus.TIMEOUT)
         except RecursionError:
