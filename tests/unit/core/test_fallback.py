@@ -78,3 +78,66 @@ def test_the_sqlparse_tier_skips_the_lexer_only_where_it_finds_no_comment(sql: s
     if not may_hold_comment(sql):
         assert without_comments(sql) == sql
     assert sqlparse_tables(sql, "c", "d") == regex_tables(without_comments(sql), "c", "d")
+
+
+def _case_texts_and_dialects() -> list[tuple[str, str | None]]:
+    import yaml
+
+    out = []
+    for path in sorted((Path(__file__).parent / "cases").glob("*.yaml")):
+        out.extend(
+            (case["sql"], case.get("dialect"))
+            for case in yaml.safe_load(path.read_text(encoding="utf-8"))
+        )
+    return out
+
+
+def _broken(sql: str) -> str:
+    """A stray keyword in the middle: what no grammar reads, and most of what reaches the tier."""
+    words = sql.split(" ")
+    return " ".join([*words[: len(words) // 2], "FROM FROM", *words[len(words) // 2 :]])
+
+
+PARITY = [
+    *((sql, d) for sql, d in _case_texts_and_dialects()),
+    *((_broken(sql), d) for sql, d in _case_texts_and_dialects()),
+    (RESCUED, "mysql"),
+    ("INSERT INTO t SELECT a FROM {{ source_table }}", "spark"),  # Jinja: the linter renders it
+    ("-- sqlfluff:dialect:ansi\nINSERT INTO t SELECT a FROM s", "spark"),  # inline setting
+]
+
+
+def _linter_only() -> SqlfluffTier:
+    tier = SqlfluffTier()
+    tier._rust_rejects = lambda sql, name: False  # type: ignore[method-assign]
+    return tier
+
+
+@pytest.fixture(scope="module")
+def tiers() -> tuple[SqlfluffTier, SqlfluffTier]:
+    return SqlfluffTier(), _linter_only()
+
+
+@pytest.mark.parametrize(("sql", "dialect"), PARITY)
+def test_the_rust_match_rejects_only_what_the_linter_rejects(
+    tiers: tuple[SqlfluffTier, SqlfluffTier], sql: str, dialect: str | None
+) -> None:
+    """The early rejection's premise on every unit case's text, a broken variant of each and a
+    few texts the linter reads otherwise than the raw lexer: the tier gives the same tables
+    with it as with the linter alone."""
+    tier, linter_only = tiers
+    assert tier.tables(sql, dialect, "c", "d") == linter_only.tables(sql, dialect, "c", "d")
+
+
+@pytest.mark.parametrize(
+    ("sql", "rejected"),
+    [
+        ("INSERT INTO t SELECT a FROM FROM s", True),  # the early path is live
+        ("INSERT INTO t SELECT a FROM s WHERE b IN (1", True),  # brackets never close
+        (RESCUED, False),
+        ("INSERT INTO t SELECT a FROM FROM {{ s }}", False),  # Jinja: left to the linter
+        ("", False),
+    ],
+)
+def test_the_rust_match_rejects_early(sql: str, rejected: bool) -> None:
+    assert SqlfluffTier()._rust_rejects(sql, "mysql") is rejected
