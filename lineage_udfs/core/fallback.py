@@ -169,7 +169,8 @@ class SqlfluffTier:
     (~7 of ~10 ms a statement on the benchmark log's rejected statements). So the Rust
     parser's match is read first (:meth:`_rust_rejects`): a match with an unparsable part, or
     one that stops short of the text's end, would give a tree with an unparsable segment, and
-    the statement is rejected there (~4.5 ms); otherwise the linter parses it as before.
+    the statement is rejected there (~2 ms); otherwise the linter parses it as before (a
+    statement sqlfluff reads pays ~1.5 ms more than before).
     """
 
     def __init__(self) -> None:
