@@ -49,13 +49,20 @@ def test_statements_over_sqlfluff_max_chars_go_to_sqlparse(
         assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
 
 
-def _case_texts() -> list[str]:
+def _case_texts_and_dialects() -> list[tuple[str, str | None]]:
     import yaml
 
-    texts = []
+    out = []
     for path in sorted((Path(__file__).parent / "cases").glob("*.yaml")):
-        texts.extend(case["sql"] for case in yaml.safe_load(path.read_text(encoding="utf-8")))
-    return texts
+        out.extend(
+            (case["sql"], case.get("dialect"))
+            for case in yaml.safe_load(path.read_text(encoding="utf-8"))
+        )
+    return out
+
+
+def _case_texts() -> list[str]:
+    return [sql for sql, _ in _case_texts_and_dialects()]
 
 
 TRICKY = [
@@ -80,27 +87,16 @@ def test_the_sqlparse_tier_skips_the_lexer_only_where_it_finds_no_comment(sql: s
     assert sqlparse_tables(sql, "c", "d") == regex_tables(without_comments(sql), "c", "d")
 
 
-def _case_texts_and_dialects() -> list[tuple[str, str | None]]:
-    import yaml
-
-    out = []
-    for path in sorted((Path(__file__).parent / "cases").glob("*.yaml")):
-        out.extend(
-            (case["sql"], case.get("dialect"))
-            for case in yaml.safe_load(path.read_text(encoding="utf-8"))
-        )
-    return out
-
-
 def _broken(sql: str) -> str:
     """A stray keyword in the middle: what no grammar reads, and most of what reaches the tier."""
     words = sql.split(" ")
     return " ".join([*words[: len(words) // 2], "FROM FROM", *words[len(words) // 2 :]])
 
 
+CASES = _case_texts_and_dialects()
 PARITY = [
-    *((sql, d) for sql, d in _case_texts_and_dialects()),
-    *((_broken(sql), d) for sql, d in _case_texts_and_dialects()),
+    *CASES,
+    *((_broken(sql), d) for sql, d in CASES),
     (RESCUED, "mysql"),
     ("INSERT INTO t SELECT a FROM {{ source_table }}", "spark"),  # Jinja: the linter renders it
     ("-- sqlfluff:dialect:ansi\nINSERT INTO t SELECT a FROM s", "spark"),  # inline setting
