@@ -241,9 +241,9 @@ class SqlfluffTier:
         setting), the Rust parser is not installed, or reading its match fails in any way."""
         if _TEMPLATED_OR_CONFIGURED.search(sql):
             return False
-        tools = self._rust.get(name, ())
-        if tools == ():
-            tools = self._rust[name] = _rust_tools(name)
+        if name not in self._rust:
+            self._rust[name] = _rust_tools(name)
+        tools = self._rust[name]
         if tools is None:
             return False
         lexer, parser = tools
