@@ -12,7 +12,7 @@ Usage (from the repository root, the job's Python on the workers)::
 
     PYSPARK_PYTHON=$PWD/.venv/bin/python PYTHONPATH=. .venv/bin/python bench/parse_stage.py \\
         --log bench/data/log_1000000.parquet --partitions 6 16 --loop-sample 2000 \\
-        --sink noop checkpoint
+        --sink noop checkpoint --udf arrow pandas --repeats 2
 """
 
 from __future__ import annotations
@@ -74,11 +74,23 @@ def main(argv: list[str] | None = None) -> int:
         " them (a local checkpoint, DISK_ONLY) or a DISK_ONLY persist; each sink is timed with"
         " each --partitions value",
     )
+    ap.add_argument(
+        "--udf",
+        nargs="+",
+        choices=("arrow", "pandas"),
+        default=["arrow"],
+        help="the parse UDF's form: the iterator Arrow UDF the job uses on PySpark 4.1+, or the"
+        " iterator pandas UDF it falls back to on 4.0; several are timed interleaved",
+    )
+    ap.add_argument("--repeats", type=int, default=1, help="rounds over every combination")
     ns = ap.parse_args(argv)
 
     from pyspark.sql import SparkSession
 
     from lineage_udfs.spark.transforms import parse_statements
+    from lineage_udfs.spark.udfs import make_parse_arrow_udf, make_parse_pandas_udf
+
+    factories = {"arrow": make_parse_arrow_udf, "pandas": make_parse_pandas_udf}
 
     statements = distinct_statements(Path(ns.log))
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,15 +124,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         frame = spark.read.parquet(path).cache()
         frame.count()
-        for sink in ns.sink:
-            for n in ns.partitions:
+        combinations = [(s, n, u) for s in ns.sink for n in ns.partitions for u in ns.udf]
+        for _ in range(ns.repeats):
+            for sink, n, udf in combinations:
                 started = time.perf_counter()
-                _run_sink(parse_statements(frame, ParserOptions(), n), sink)
+                parsed = parse_statements(frame, ParserOptions(), n, udf_factory=factories[udf])
+                _run_sink(parsed, sink)
                 took = time.perf_counter() - started
                 rate = len(statements) / took
                 print(
-                    f"UDF on {ns.master}, {n} partitions, {sink}: {took:.1f} s, {rate:.1f}"
-                    f" statements/s = {rate / (cores * loop):.2f} x {cores} x the loop"
+                    f"{udf} UDF on {ns.master}, {n} partitions, {sink}: {took:.1f} s,"
+                    f" {rate:.1f} statements/s = {rate / (cores * loop):.2f} x {cores} x the loop",
+                    flush=True,
                 )
         spark.stop()
     return 0

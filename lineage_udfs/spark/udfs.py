@@ -1,4 +1,8 @@
-"""The parse pandas UDF. Thin: get the per-worker parser, loop, convert, yield.
+"""The parse UDF. Thin: get the per-worker parser, loop, convert, yield.
+
+An iterator Arrow UDF where PySpark has one (4.1+): the results are built into Arrow arrays
+column by column (``arrow_results``), with no pandas and no per-row converter. On Spark 4.0
+(``arrow_udf`` missing) the same loop runs as an iterator pandas UDF. Both return the same struct.
 
 Python workers are reused across tasks (``spark.python.worker.reuse``), and this module is
 imported once per worker, so :data:`_PARSERS` builds one ``LineageParser`` per worker and options
@@ -14,16 +18,26 @@ import os
 import zipimport
 from collections.abc import Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql.functions import pandas_udf
+from pyspark.sql.pandas.types import to_arrow_type
 
 from lineage_udfs.core.fingerprint import mask_literals
+from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
+from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
+
+try:  # PySpark 4.1+
+    from pyspark.sql.functions import arrow_udf
+except ImportError:  # pragma: no cover - Spark 4.0 (e.g. Databricks Runtime 17.3)
+    arrow_udf = None
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +111,22 @@ def _none(value: object) -> str | None:
     return None if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
 
 
+def mask_error(message: str) -> str:
+    """A failure message with its literals masked (a syntax error may quote the statement)."""
+    return mask_literals(message, "mysql")
+
+
+def masked_record(result: ParseResult) -> dict[str, Any]:
+    """``to_record(result)`` with every failure message masked."""
+    record = to_record(result)
+    if record["error"]:
+        record["error"] = mask_error(record["error"])
+    for statement in record["statements"]:
+        if statement["error"]:
+            statement["error"] = mask_error(statement["error"])
+    return record
+
+
 def parse_batch(
     parser: LineageParser,
     sql_texts: pd.Series,
@@ -104,16 +134,14 @@ def parse_batch(
     databases: pd.Series,
     schemas: pd.Series,
 ) -> pd.DataFrame:
-    """Parse one Arrow batch into a frame with one column per ``UDF_RESULT_SCHEMA`` field.
+    """Parse one batch into a frame with one column per ``UDF_RESULT_SCHEMA`` field (the
+    pandas UDF's batch).
 
     The parser sees the original text; the output carries none of it: no text (the masked text
-    is the caller's column) and masked error messages (a syntax error message may quote the
-    statement).
+    is the caller's column) and masked error messages.
     """
     records = []
-    for sql, dialect, database, schema in zip(
-        sql_texts, dialects, databases, schemas, strict=True
-    ):
+    for sql, dialect, database, schema in zip(sql_texts, dialects, databases, schemas, strict=True):
         result = parser.parse(
             _none(sql),
             dialect=_none(dialect),
@@ -121,23 +149,66 @@ def parse_batch(
             default_schema=_none(schema),
             mask=False,
         )
-        record = to_record(result)
-        if record["error"]:
-            record["error"] = mask_literals(record["error"], "mysql")
-        for statement in record["statements"]:
-            if statement["error"]:
-                statement["error"] = mask_literals(statement["error"], "mysql")
-        records.append(record)
+        records.append(masked_record(result))
     return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
 
 
+_UDF_ARROW_TYPE: pa.StructType = to_arrow_type(UDF_RESULT_SCHEMA)
+
+
+def parse_arrow_batch(
+    parser: LineageParser,
+    sql_texts: pa.Array,
+    dialects: pa.Array,
+    databases: pa.Array,
+    schemas: pa.Array,
+) -> pa.StructArray:
+    """Parse one batch into a ``UDF_RESULT_SCHEMA`` struct array (the Arrow UDF's batch); the
+    same contract as :func:`parse_batch`."""
+    results = [
+        parser.parse(
+            sql, dialect=dialect, default_catalog=database, default_schema=schema, mask=False
+        )
+        for sql, dialect, database, schema in zip(
+            sql_texts.to_pylist(),
+            dialects.to_pylist(),
+            databases.to_pylist(),
+            schemas.to_pylist(),
+            strict=True,
+        )
+    ]
+    return results_to_arrow(results, _UDF_ARROW_TYPE, mask_error)
+
+
 def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
-    """Return the iterator pandas UDF ``(sql, dialect, database, schema) → struct``.
+    """Return the iterator UDF ``(sql, dialect, database, schema) → struct``: the Arrow UDF
+    where PySpark has one, else the pandas UDF.
 
     The struct is ``UDF_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
     failures as data) and runs on the worker's main thread, where the parser's SIGALRM timeout
     works (Arrow UDF concurrency must stay off).
     """
+    if arrow_udf is None:  # pragma: no cover - Spark 4.0
+        return make_parse_pandas_udf(options)
+    return make_parse_arrow_udf(options)
+
+
+def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
+    """The iterator Arrow UDF (PySpark 4.1+); see :func:`make_parse_udf`."""
+
+    @arrow_udf(UDF_RESULT_SCHEMA)  # type: ignore[misc]
+    def parse_sql(
+        batches: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]],
+    ) -> Iterator[pa.Array]:
+        parser = get_parser(options)
+        for sql_texts, dialects, databases, schemas in batches:
+            yield parse_arrow_batch(parser, sql_texts, dialects, databases, schemas)
+
+    return parse_sql  # type: ignore[no-any-return]
+
+
+def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
+    """The iterator pandas UDF (any PySpark 4); see :func:`make_parse_udf`."""
 
     @pandas_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload]
     def parse_sql(
