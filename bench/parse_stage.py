@@ -87,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
+    from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
     from lineage_udfs.spark.transforms import parse_statements
-    from lineage_udfs.spark.udfs import make_parse_arrow_udf, make_parse_pandas_udf
+    from lineage_udfs.spark.udfs import make_parse_arrow_udf
 
     factories = {"arrow": make_parse_arrow_udf, "pandas": make_parse_pandas_udf}
 

@@ -98,7 +98,7 @@ class StatementLineage:
 
 @dataclass(frozen=True, slots=True)
 class ParseResult:
-    """Lineage of one logged statement or script: what the pandas UDF returns per row.
+    """Lineage of one logged statement or script: what the parse UDF returns per row.
 
     For a single statement ``table_edges`` is sources x targets. For a script, the tables that
     the script creates and drops (or that are temporary) are listed in ``intermediates`` and

@@ -1,11 +1,11 @@
 """Per-statement time limits.
 
-On the main thread (where Spark runs pandas UDFs in the Python worker, and where the evaluation
-command runs) the limit is enforced with ``signal.setitimer(ITIMER_REAL)`` and ``SIGALRM``: the
-handler raises :class:`ParseTimeoutError` inside the parser, wherever it is. Signals can only be
-handled on the main thread, so elsewhere (a thread pool, some notebook kernels) the limit is NOT
-enforced: the parse simply runs to completion. This is the documented no-timeout fallback; the
-``max_sql_chars`` limit still bounds the work.
+On the main thread (where Spark runs Arrow and pandas UDFs in the Python worker, and where the
+evaluation command runs) the limit is enforced with ``signal.setitimer(ITIMER_REAL)`` and
+``SIGALRM``: the handler raises :class:`ParseTimeoutError` inside the parser, wherever it is.
+Signals can only be handled on the main thread, so elsewhere (a thread pool, some notebook
+kernels) the limit is NOT enforced: the parse simply runs to completion. This is the documented
+no-timeout fallback; the ``max_sql_chars`` limit still bounds the work.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 An iterator Arrow UDF where PySpark has one (4.1+): the results are built into Arrow arrays
 column by column (``arrow_results``), with no pandas and no per-row converter. On Spark 4.0
-(``arrow_udf`` missing) the same loop runs as an iterator pandas UDF. Both return the same struct.
+(``arrow_udf`` missing) the same loop runs as an iterator pandas UDF (``pandas_udf``). Both
+return the same struct.
 
 Python workers are reused across tasks (``spark.python.worker.reuse``), and this module is
 imported once per worker, so :data:`_PARSERS` builds one ``LineageParser`` per worker and options
@@ -20,10 +21,8 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import Column
-from pyspark.sql.functions import pandas_udf
 from pyspark.sql.pandas.types import to_arrow_type
 
 from lineage_udfs.core.fingerprint import mask_literals
@@ -107,10 +106,6 @@ def parser_version(options: ParserOptions | None = None) -> str:
     return f"{base}+o{options.digest()}" if options is not None else base
 
 
-def _none(value: object) -> str | None:
-    return None if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
-
-
 def mask_error(message: str) -> str:
     """A failure message with its literals masked (a syntax error may quote the statement)."""
     return mask_literals(message, "mysql")
@@ -127,32 +122,6 @@ def masked_record(result: ParseResult) -> dict[str, Any]:
     return record
 
 
-def parse_batch(
-    parser: LineageParser,
-    sql_texts: pd.Series,
-    dialects: pd.Series,
-    databases: pd.Series,
-    schemas: pd.Series,
-) -> pd.DataFrame:
-    """Parse one batch into a frame with one column per ``UDF_RESULT_SCHEMA`` field (the
-    pandas UDF's batch).
-
-    The parser sees the original text; the output carries none of it: no text (the masked text
-    is the caller's column) and masked error messages.
-    """
-    records = []
-    for sql, dialect, database, schema in zip(sql_texts, dialects, databases, schemas, strict=True):
-        result = parser.parse(
-            _none(sql),
-            dialect=_none(dialect),
-            default_catalog=_none(database),
-            default_schema=_none(schema),
-            mask=False,
-        )
-        records.append(masked_record(result))
-    return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
-
-
 _UDF_ARROW_TYPE: pa.StructType = to_arrow_type(UDF_RESULT_SCHEMA)
 
 
@@ -164,7 +133,7 @@ def parse_arrow_batch(
     schemas: pa.Array,
 ) -> pa.StructArray:
     """Parse one batch into a ``UDF_RESULT_SCHEMA`` struct array (the Arrow UDF's batch); the
-    same contract as :func:`parse_batch`."""
+    same contract as the pandas UDF's ``parse_batch``."""
     results = [
         parser.parse(
             sql, dialect=dialect, default_catalog=database, default_schema=schema, mask=False
@@ -208,14 +177,8 @@ def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
 
 
 def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
-    """The iterator pandas UDF (any PySpark 4); see :func:`make_parse_udf`."""
+    """The iterator pandas UDF (any PySpark 4); see :func:`make_parse_udf`. Its module imports
+    pandas, which the Arrow UDF's workers never load (~0.4 s of a core per worker)."""
+    from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf as make
 
-    @pandas_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload]
-    def parse_sql(
-        batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series]],
-    ) -> Iterator[pd.DataFrame]:
-        parser = get_parser(options)
-        for sql_texts, dialects, databases, schemas in batches:
-            yield parse_batch(parser, sql_texts, dialects, databases, schemas)
-
-    return parse_sql
+    return make(options)

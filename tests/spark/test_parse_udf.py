@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,11 @@ from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.arrow_results import results_to_arrow
+from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
 from lineage_udfs.spark.transforms import FINGERPRINT, MASKED_SQL, PARSE_RESULT, PARSE_TEXT
 from lineage_udfs.spark.udfs import (
     _UDF_ARROW_TYPE,
     make_parse_arrow_udf,
-    make_parse_pandas_udf,
     make_parse_udf,
     mask_error,
     masked_record,
@@ -143,3 +145,17 @@ def test_the_job_uses_the_arrow_udf_on_this_spark() -> None:
     assert make_parse_udf(ParserOptions()).evalType != make_parse_pandas_udf(
         ParserOptions()
     ).evalType
+
+
+def test_the_arrow_udf_module_does_not_load_pandas() -> None:
+    # what a worker running the Arrow UDF imports: the UDF's module and PySpark's worker
+    code = (
+        "import sys, pyspark.worker, lineage_udfs.spark.udfs as u;"
+        "from lineage_udfs.core.options import ParserOptions;"
+        "u.make_parse_arrow_udf(ParserOptions());"
+        "print('pandas' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "False"
