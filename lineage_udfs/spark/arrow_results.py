@@ -3,10 +3,11 @@
 The parse UDF returns ``UDF_RESULT_SCHEMA``: scalars, lists of strings and lists of structs (table
 edges, column edges, statements). Going through a dict per result and pandas costs PySpark a
 Python converter per row and per nested struct (``_create_converter_from_pandas``), then pyarrow
-reads the dicts again: ~130 µs per statement, about a tenth of a statement's parse on the 1M-row
+reads the dicts again: ~160 µs per statement, about a tenth of a statement's parse on the 1M-row
 log. Here each leaf field is one Python list, appended to while walking the results, and each
-nested list one offsets list; pyarrow turns each list into an array in one call (~20 µs per
-statement). The result equals what the pandas UDF's conversion builds (a test compares the two).
+nested list one offsets list; pyarrow turns each list into an array in one call (~22 µs per
+statement; ``bench/udf_results.py``). The result equals what pyarrow builds from the pandas
+UDF's records (a test compares the two).
 """
 
 from __future__ import annotations

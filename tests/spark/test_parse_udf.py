@@ -30,7 +30,7 @@ from lineage_udfs.spark.udfs import (
 CASES = Path(__file__).resolve().parents[1] / "unit" / "core" / "cases"
 
 EXTRA: list[tuple[str | None, str | None]] = [
-    ("SELEC a FROM WHERE b = 'secret-1'", "spark"),  # failed, the message quotes a literal
+    ("SELEC a FROM WHERE b = 'secret-1'", "spark"),  # failed; the literal never in the output
     (
         "INSERT INTO db.t SELECT a FROM db.s; INSERT INTO db.u SELEC 'secret-2' FROM;",
         "spark",
