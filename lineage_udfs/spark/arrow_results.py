@@ -12,7 +12,7 @@ UDF's records (a test compares the two).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pyarrow as pa
 
@@ -23,6 +23,23 @@ _STRING = pa.string()
 
 def _list(offsets: list[int], values: pa.Array) -> pa.ListArray:
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+
+
+class _StringLists:
+    """One ``list<string>`` column: every row's strings in one list, and where each row ends."""
+
+    __slots__ = ("offsets", "values")
+
+    def __init__(self) -> None:
+        self.offsets: list[int] = [0]
+        self.values: list[str] = []
+
+    def add(self, row: Iterable[str]) -> None:
+        self.values.extend(row)
+        self.offsets.append(len(self.values))
+
+    def array(self) -> pa.ListArray:
+        return _list(self.offsets, pa.array(self.values, _STRING))
 
 
 def _struct(fields: dict[str, pa.Array], struct_type: pa.StructType) -> pa.StructArray:
@@ -64,15 +81,13 @@ def results_to_arrow(
         return mask_error(failure.message) if failure else None
 
     statement_type, parser, status, error_kind, errors, parse_ms = [], [], [], [], [], []
-    source_offsets, sources = [0], []
-    target_offsets, targets = [0], []
-    intermediate_offsets, intermediates = [0], []
+    sources, targets, intermediates = _StringLists(), _StringLists(), _StringLists()
     table_edge_offsets, te_source, te_target = [0], [], []
     column_edge_offsets: list[int] = [0]
     ce_source_table, ce_source_column, ce_target_table, ce_target_column = [], [], [], []
     ce_type, ce_subtype = [], []
     statement_offsets, st_index, st_type, st_status = [0], [], [], []
-    st_source_offsets, st_sources, st_target_offsets, st_targets = [0], [], [0], []
+    st_sources, st_targets = _StringLists(), _StringLists()
     st_error_kind, st_error = [], []
 
     # enum members are str subclasses: pyarrow takes them as they are
@@ -84,12 +99,9 @@ def results_to_arrow(
         error_kind.append(failure.kind if failure else None)
         errors.append(error(failure))
         parse_ms.append(float(result.parse_ms))
-        sources.extend(result.sources)
-        source_offsets.append(len(sources))
-        targets.extend(result.targets)
-        target_offsets.append(len(targets))
-        intermediates.extend(result.intermediates)
-        intermediate_offsets.append(len(intermediates))
+        sources.add(result.sources)
+        targets.add(result.targets)
+        intermediates.add(result.intermediates)
         for t in result.table_edges:
             te_source.append(t.source_table)
             te_target.append(t.target_table)
@@ -106,10 +118,8 @@ def results_to_arrow(
             st_index.append(s.index)
             st_type.append(s.statement_type)
             st_status.append(s.status)
-            st_sources.extend(s.sources)
-            st_source_offsets.append(len(st_sources))
-            st_targets.extend(s.targets)
-            st_target_offsets.append(len(st_targets))
+            st_sources.add(s.sources)
+            st_targets.add(s.targets)
             st_error_kind.append(s.failure.kind if s.failure else None)
             st_error.append(error(s.failure))
         statement_offsets.append(len(st_index))
@@ -140,8 +150,8 @@ def results_to_arrow(
             "index": pa.array(st_index, pa.int32()),
             "statement_type": strings(st_type),
             "status": strings(st_status),
-            "sources": _list(st_source_offsets, strings(st_sources)),
-            "targets": _list(st_target_offsets, strings(st_targets)),
+            "sources": st_sources.array(),
+            "targets": st_targets.array(),
             "error_kind": strings(st_error_kind),
             "error": strings(st_error),
         }
@@ -154,9 +164,9 @@ def results_to_arrow(
         "error_kind": lambda: strings(error_kind),
         "error": lambda: strings(errors),
         "parse_ms": lambda: pa.array(parse_ms, pa.float64()),
-        "sources": lambda: _list(source_offsets, strings(sources)),
-        "targets": lambda: _list(target_offsets, strings(targets)),
-        "intermediates": lambda: _list(intermediate_offsets, strings(intermediates)),
+        "sources": sources.array,
+        "targets": targets.array,
+        "intermediates": intermediates.array,
         "table_edges": table_edges,
         "column_edges": column_edges,
         "statements": statements,
