@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from urllib.parse import unquote
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -404,6 +405,17 @@ class JobRun:
     probed_summary: dict | None = None  # the probed run's summary, when there was one
     probed_pathological: bool = False  # the probed run read the pathological rows
     repeats: list[tuple[float, float]] = field(default_factory=list)  # (parse /s, total s) each
+    parser_seconds: float | None = None  # the parser's own time in the workers (sum of parse_ms)
+    repeat_shares: list[float | None] = field(default_factory=list)  # parse_share of each run
+
+    def parse_share(self, cores: int) -> float | None:
+        """The workers' parsing time per core over the parse stage's seconds: the share of the
+        stage spent in ``LineageParser.parse`` (the rest is Spark, Arrow, the UDF's loop, the
+        workers' start and the incremental anti-join)."""
+        st = self.stage_seconds.get("parse")
+        if self.parser_seconds is None or not st or not cores:
+            return None
+        return self.parser_seconds / cores / st
 
     @property
     def parse_rate(self) -> float:
@@ -570,9 +582,43 @@ def run_job(
             live_heap_top=max(probe.timeline, key=lambda x: x[1], default=(0, 0, []))[2],
             **_live_heap_by_stage(probe.timeline, _stage_windows(output, stages)),
         )
+    parsing = parser_seconds(work / "warehouse" / "parsed_statements")
     if not args.keep_warehouse:
         shutil.rmtree(work, ignore_errors=True)
-    return JobRun(log, shlex.join(cmd), seconds, summary, memory, stages)
+    run = JobRun(log, shlex.join(cmd), seconds, summary, memory, stages)
+    run.parser_seconds = parsing
+    return run
+
+
+def parser_seconds(table: Path) -> float | None:
+    """The sum of ``parse_ms`` over a fresh run's ``parsed_statements`` Delta table, in seconds:
+    the parser's own time in the workers (every row was parsed by this run: fresh tables).
+
+    Read without Spark: the live files from the table's JSON log (adds minus removes), their
+    ``parse_ms`` column with pyarrow. None where that reading would be wrong or is not
+    possible (no log, a checkpoint, deletion vectors).
+    """
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    log = table / "_delta_log"
+    if not log.is_dir() or any(log.glob("*.checkpoint*")):
+        return None
+    live: dict[str, None] = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                if action["add"].get("deletionVector"):
+                    return None
+                live[action["add"]["path"]] = None
+            elif "remove" in action:
+                live.pop(action["remove"]["path"], None)
+    total = 0.0
+    for path in live:
+        column = pq.read_table(table / unquote(path), columns=["parse_ms"])["parse_ms"]
+        total += pc.sum(column).as_py() or 0.0
+    return total / 1000
 
 
 # --------------------------------------------------------------------------- report
@@ -725,6 +771,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs.sort(key=lambda r: r.parse_rate)
                 jobs.append(runs[(len(runs) - 1) // 2])
                 jobs[-1].repeats = [(r.parse_rate, r.total) for r in runs]
+                jobs[-1].repeat_shares = [r.parse_share(_cores(args.master)) for r in runs]
                 jobs[-1].loop = None if args.jobs_only else own
                 jobs[-1].pathological = bool(extra) and timed_patho
                 print(
@@ -779,6 +826,10 @@ def _cores(master: str) -> int:
 
 def _vs_loop(rate: float, loop: Loop) -> float:
     return rate / loop.rate if loop.rate else 0.0
+
+
+def _share(share: float | None) -> str:
+    return "-" if share is None else f"{share:.2f}"
 
 
 def _live(j: JobRun) -> str:
@@ -920,7 +971,11 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
         "Seconds per stage are the job's own (`seconds per stage` of its run summary); *wall*"
         " adds the JVM start and the graph stage. *read* now includes masking and"
         " fingerprinting (the one pass over the SQL text). *vs (a) per core* compares with the"
-        " loop over the same log's statements."
+        " loop over the same log's statements. *parsing share* is the parser's own time in the"
+        " workers (the sum of `parse_ms` over `parsed_statements`) per core over the parse"
+        " stage's seconds: what the stage spends inside `LineageParser.parse`; the rest is"
+        " Spark's, the UDF's and the workers' start. Below 1 x 2 x (a) while the share is high,"
+        " the parser itself ran slower beside a second worker than alone."
         + (
             " The live heap comes from a second run of the job on each log with the probe on"
             " (each probe is a full GC and a `jcmd` JVM start); the other figures from the"
@@ -931,11 +986,12 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
         "",
         "| log rows | SQL text MB | shuffle partitions | distinct parsed | wall s | read | prepare"
         " | parse | write | job total s | rows/s (total) | distinct/s (parse stage)"
-        " | distinct/s per core | vs (a) per core | peak RSS JVM MB | peak heap after GC MB"
+        " | distinct/s per core | vs (a) per core | parsing share | peak RSS JVM MB"
+        " | peak heap after GC MB"
         " (committed) | peak live heap MB, read → Delta / whole run (probes) | peak RSS Python"
         " workers MB"
         " (sum / max one) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for j in jobs:
         st = j.stage_seconds
@@ -948,6 +1004,7 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
             f" {st.get('parse', 0):.1f} | {st.get('write', 0):.1f} | {total:.0f} |"
             f" {j.summary['rows_read'] / total:,.0f} | {parse_rate:,.1f} |"
             f" {parse_rate / cores:,.1f} | {_vs_loop(parse_rate / cores, j.loop or a):.2f} |"
+            f" {_share(j.parse_share(cores))} |"
             f" {_mb(j.memory['jvm'])} | {_mb(j.memory.get('heap_after_gc', 0))}"
             f" ({_mb(j.memory.get('heap_committed', 0))}) | {_live(j)} |"
             f" {_mb(j.memory['python_workers_total'])} / {_mb(j.memory['python_worker_max'])} |"
@@ -964,6 +1021,8 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
                 + ", ".join(f"{rate:,.1f}" for rate, _ in j.repeats)
                 + " (vs (a) per core "
                 + ", ".join(f"{_vs_loop(rate / cores, j.loop or a):.2f}" for rate, _ in j.repeats)
+                + "; parsing share "
+                + ", ".join(_share(share) for share in j.repeat_shares)
                 + "); job total s "
                 + ", ".join(f"{total:.0f}" for _, total in j.repeats)
             )
