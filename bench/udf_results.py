@@ -35,7 +35,7 @@ from run_bench import distinct_statements
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udfs import _UDF_ARROW_TYPE, get_parser, mask_error, masked_record
+from lineage_udfs.spark.udfs import UDF_ARROW_TYPE, get_parser, mask_error, masked_record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,10 +69,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def pandas_path(batch: list) -> object:
         frame = pd.DataFrame.from_records([masked_record(r) for r in batch], columns=names)
-        return serializer._create_struct_array(frame, _UDF_ARROW_TYPE, spark_type=UDF_RESULT_SCHEMA)
+        return serializer._create_struct_array(frame, UDF_ARROW_TYPE, spark_type=UDF_RESULT_SCHEMA)
 
     def arrow_path(batch: list) -> object:
-        return results_to_arrow(batch, _UDF_ARROW_TYPE, mask_error)
+        return results_to_arrow(batch, UDF_ARROW_TYPE, mask_error)
 
     for batch in batches:
         if not pandas_path(batch).equals(arrow_path(batch)):  # type: ignore[attr-defined]

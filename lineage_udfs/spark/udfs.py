@@ -122,7 +122,8 @@ def masked_record(result: ParseResult) -> dict[str, Any]:
     return record
 
 
-_UDF_ARROW_TYPE: pa.StructType = to_arrow_type(UDF_RESULT_SCHEMA)
+UDF_ARROW_TYPE: pa.StructType = to_arrow_type(UDF_RESULT_SCHEMA)
+"""``UDF_RESULT_SCHEMA`` as the Arrow type the Arrow UDF returns."""
 
 
 def parse_arrow_batch(
@@ -146,7 +147,7 @@ def parse_arrow_batch(
             strict=True,
         )
     ]
-    return results_to_arrow(results, _UDF_ARROW_TYPE, mask_error)
+    return results_to_arrow(results, UDF_ARROW_TYPE, mask_error)
 
 
 def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
@@ -158,6 +159,9 @@ def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
     works (Arrow UDF concurrency must stay off).
     """
     if arrow_udf is None:  # pragma: no cover - Spark 4.0
+        # its module imports pandas, which the Arrow UDF's workers never load (~0.4 s each)
+        from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
+
         return make_parse_pandas_udf(options)
     return make_parse_arrow_udf(options)
 
@@ -174,11 +178,3 @@ def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
             yield parse_arrow_batch(parser, sql_texts, dialects, databases, schemas)
 
     return parse_sql  # type: ignore[no-any-return]
-
-
-def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
-    """The iterator pandas UDF (any PySpark 4); see :func:`make_parse_udf`. Its module imports
-    pandas, which the Arrow UDF's workers never load (~0.4 s of a core per worker)."""
-    from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf as make
-
-    return make(options)

@@ -20,7 +20,7 @@ from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
 from lineage_udfs.spark.transforms import FINGERPRINT, MASKED_SQL, PARSE_RESULT, PARSE_TEXT
 from lineage_udfs.spark.udfs import (
-    _UDF_ARROW_TYPE,
+    UDF_ARROW_TYPE,
     make_parse_arrow_udf,
     make_parse_udf,
     mask_error,
@@ -58,7 +58,7 @@ def _parse_all(parser: LineageParser) -> list[ParseResult]:
 def _by_records(results: list[ParseResult]) -> pa.StructArray:
     """The reference: each result as the pandas UDF's records hold it (``to_record``, errors
     masked), converted by pyarrow from the dicts."""
-    return pa.array([masked_record(r) for r in results], type=_UDF_ARROW_TYPE)
+    return pa.array([masked_record(r) for r in results], type=UDF_ARROW_TYPE)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_the_results_cover_every_shape(results: list[ParseResult]) -> None:
 
 
 def test_column_wise_arrow_equals_the_records_converted(results: list[ParseResult]) -> None:
-    built = results_to_arrow(results, _UDF_ARROW_TYPE, mask_error)
+    built = results_to_arrow(results, UDF_ARROW_TYPE, mask_error)
     expected = _by_records(results)
     assert built.type == expected.type
     assert built.to_pylist() == expected.to_pylist()
@@ -83,15 +83,15 @@ def test_column_wise_arrow_equals_the_records_converted(results: list[ParseResul
 
 def test_each_result_lands_in_its_own_row(results: list[ParseResult]) -> None:
     # batch boundaries: any slice of the results builds the same rows as the whole
-    whole = results_to_arrow(results, _UDF_ARROW_TYPE, mask_error).to_pylist()
+    whole = results_to_arrow(results, UDF_ARROW_TYPE, mask_error).to_pylist()
     for start in (0, 1, 7, len(results) - 3):
-        part = results_to_arrow(results[start : start + 5], _UDF_ARROW_TYPE, mask_error)
+        part = results_to_arrow(results[start : start + 5], UDF_ARROW_TYPE, mask_error)
         assert part.to_pylist() == whole[start : start + 5]
-    assert results_to_arrow([], _UDF_ARROW_TYPE, mask_error).to_pylist() == []
+    assert results_to_arrow([], UDF_ARROW_TYPE, mask_error).to_pylist() == []
 
 
 def test_every_failure_message_goes_through_the_mask(results: list[ParseResult]) -> None:
-    rows = results_to_arrow(results, _UDF_ARROW_TYPE, lambda m: f"<masked {len(m)}>").to_pylist()
+    rows = results_to_arrow(results, UDF_ARROW_TYPE, lambda m: f"<masked {len(m)}>").to_pylist()
     errors = [row["error"] for row in rows if row["error"] is not None]
     errors += [s["error"] for row in rows for s in row["statements"] if s["error"] is not None]
     failures = [r.failure for r in results if r.failure]
