@@ -441,12 +441,40 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
                 if better and not any(isinstance(e, exp.Command) for e in better):
                     return better
         return parsed
-    for candidate, read in _repairs(text, dialect):
-        parsed = _parse_once(candidate, read)
-        if parsed is not None:
-            return parsed
+    if not _brackets_unbalanced(text, dialect):
+        for candidate, read in _repairs(text, dialect):
+            parsed = _parse_once(candidate, read)
+            if parsed is not None:
+                return parsed
     _remember(_UNPARSABLE, key, None)
     return None
+
+
+def _brackets_unbalanced(text: str, dialect: str | None) -> bool:
+    """Whether ``text`` opens more round brackets than it closes, or the reverse, outside its
+    strings and comments (by the dialect's tokens; False when it does not tokenize). No repair
+    in :func:`_repairs` balances brackets (each drops or rewrites whole bracketed groups or
+    words), so such a text is not retried: a statement cut short by the log, or a malformed one,
+    goes straight to the fallback tiers (~2 of ~3 sqlglot parses saved per attempt).
+
+    Examples:
+        >>> _brackets_unbalanced("INSERT INTO t SELECT a FROM s WHERE b IN (1, 2", "spark")
+        True
+        >>> _brackets_unbalanced("INSERT INTO t SELECT ')' FROM s -- (", "spark")
+        False
+    """
+    if text.count("(") == text.count(")"):
+        return False  # (a bracket in a string or comment may hide an imbalance: kept to retry)
+    tokens = _tokens(text, dialect)
+    if tokens is None:
+        return False
+    depth = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+    return depth != 0
 
 
 _UNPARSABLE: dict[tuple[str, str | None], None] = {}

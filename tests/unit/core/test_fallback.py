@@ -122,7 +122,16 @@ def test_the_rust_match_rejects_only_what_the_linter_rejects(
     few texts the linter reads otherwise than the raw lexer: the tier gives the same tables
     with it as with the linter alone."""
     tier, linter_only = tiers
-    assert tier.tables(sql, dialect, "c", "d") == linter_only.tables(sql, dialect, "c", "d")
+    assert _tables(tier, sql, dialect) == _tables(linter_only, sql, dialect)
+
+
+def _tables(tier: SqlfluffTier, sql: str, dialect: str | None) -> object:
+    """The tier's tables, or None where it raises (the linter does on some text cut short
+    inside brackets): the cascade treats both alike and goes on to the sqlparse tier."""
+    try:
+        return tier.tables(sql, dialect, "c", "d")
+    except Exception:
+        return None
 
 
 @pytest.mark.parametrize(
