@@ -407,6 +407,8 @@ class JobRun:
     repeats: list[tuple[float, float]] = field(default_factory=list)  # (parse /s, total s) each
     parser_seconds: float | None = None  # the parser's own time in the workers (sum of parse_ms)
     repeat_shares: list[float | None] = field(default_factory=list)  # parse_share of each run
+    udf_stage: dict | None = None  # the parse UDF's Spark stage, from the event log
+    repeat_udf_stages: list[dict | None] = field(default_factory=list)
 
     def parse_share(self, cores: int) -> float | None:
         """The workers' parsing time per core over the parse stage's seconds: the share of the
@@ -543,11 +545,16 @@ def run_job(
                 "spark.sql.warehouse.dir": str(work / "spark-warehouse"),
                 "spark.local.dir": str(work / "tmp"),
                 "spark.driver.extraJavaOptions": java_options.strip(),
+                # the parse UDF stage's tasks and Python worker metrics (udf_stage)
+                "spark.eventLog.enabled": "true",
+                "spark.eventLog.dir": (work / "events").as_uri(),
+                "spark.eventLog.compress": "false",
                 **confs,
             },
         },
         "logging": {"level": "INFO"},
     }
+    (work / "events").mkdir()
     cfg = work / "bench.yaml"
     cfg.write_text(json.dumps(config, indent=2))  # JSON is YAML
     env = dict(os.environ)
@@ -583,11 +590,66 @@ def run_job(
             **_live_heap_by_stage(probe.timeline, _stage_windows(output, stages)),
         )
     parsing = parser_seconds(work / "warehouse" / "parsed_statements")
+    udf = udf_stage(work / "events", _cores(args.master))
     if not args.keep_warehouse:
         shutil.rmtree(work, ignore_errors=True)
     run = JobRun(log, shlex.join(cmd), seconds, summary, memory, stages)
     run.parser_seconds = parsing
+    run.udf_stage = udf
     return run
+
+
+def udf_stage(events: Path, cores: int) -> dict | None:
+    """The parse UDF's Spark stage in a job's event log (the stage whose Python workers ran
+    longest): its seconds and tasks; Spark's Python metrics summed over its tasks (seconds to
+    start the workers, to initialize them (imports, the UDF), to run them); the first ``cores``
+    tasks' mean length over the others' (what starting the workers, building the parser and
+    the JVM compiling the Arrow path add per core); and the core-seconds left idle at the end
+    (the last tasks of each core end at different times). None without an event log.
+    """
+    stages: dict[int, dict] = {}
+    tasks: dict[int, list[tuple[int, int]]] = {}
+    for path in sorted(events.glob("**/events_*")):
+        for line in path.read_text(errors="replace").splitlines():
+            if '"SparkListenerStageCompleted"' in line[:60]:
+                info = json.loads(line)["Stage Info"]
+                stages[info["Stage ID"]] = info
+            elif '"SparkListenerTaskEnd"' in line[:60]:
+                event = json.loads(line)
+                task = event["Task Info"]
+                tasks.setdefault(event["Stage ID"], []).append(
+                    (task["Launch Time"], task["Finish Time"])
+                )
+
+    def metrics(info: dict) -> dict[str, float]:
+        return {
+            a["Name"]: float(a["Value"])
+            for a in info.get("Accumulables", [])
+            if "Python" in a.get("Name", "") and str(a.get("Value", "")).isdigit()
+        }
+
+    python = {sid: metrics(info) for sid, info in stages.items()}
+    runs = {sid: m.get("time to run Python workers", 0.0) for sid, m in python.items()}
+    if not runs or max(runs.values()) <= 0:
+        return None
+    sid = max(runs, key=runs.__getitem__)
+    info, m, spans = stages[sid], python[sid], sorted(tasks.get(sid, []))
+    end = info["Completion Time"]
+    lengths = [finish - launch for launch, finish in spans]
+    first, rest = lengths[:cores], lengths[cores:]
+    extra = (sum(first) / len(first) - sum(rest) / len(rest)) / 1000 if first and rest else None
+    last = sorted(finish for _, finish in spans)[-cores:]
+    return {
+        "seconds": (end - info["Submission Time"]) / 1000,
+        "tasks": len(spans),
+        "start_s": m.get("time to start Python workers", 0.0) / 1000,
+        "init_s": m.get("time to initialize Python workers", 0.0) / 1000,
+        "run_s": m.get("time to run Python workers", 0.0) / 1000,
+        "sent_mb": m.get("data sent to Python workers", 0.0) / 1e6,
+        "returned_mb": m.get("data returned from Python workers", 0.0) / 1e6,
+        "first_extra_s": extra,
+        "idle_end_core_s": sum(end - finish for finish in last) / 1000,
+    }
 
 
 def parser_seconds(table: Path) -> float | None:
@@ -772,6 +834,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs.append(runs[(len(runs) - 1) // 2])
                 jobs[-1].repeats = [(r.parse_rate, r.total) for r in runs]
                 jobs[-1].repeat_shares = [r.parse_share(_cores(args.master)) for r in runs]
+                jobs[-1].repeat_udf_stages = [r.udf_stage for r in runs]
                 jobs[-1].loop = None if args.jobs_only else own
                 jobs[-1].pathological = bool(extra) and timed_patho
                 print(
@@ -1026,6 +1089,32 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
                 + "); job total s "
                 + ", ".join(f"{total:.0f}" for _, total in j.repeats)
             )
+    if any(any(j.repeat_udf_stages) for j in jobs):
+        lines += [
+            "",
+            "The parse UDF's Spark stage in each run (from the job's event log; the job's *parse*"
+            " stage above adds the incremental anti-join's Delta read and the count). Worker"
+            " start / init / run are Spark's Python metrics summed over the stage's tasks;"
+            " *first tasks' extra* is how much longer each core's first task ran than the"
+            " others on average (the workers' start and imports, the parser's set-up, the JVM"
+            " compiling the Arrow path); *idle at the end* the core-seconds between each core's"
+            " last task and the stage's end.",
+            "",
+            "| log | UDF stage s | tasks | worker start s | worker init s | workers run s"
+            " | first tasks' extra s | idle at the end core-s | MB to / from Python |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for j in jobs:
+            for u in j.repeat_udf_stages:
+                if not u:
+                    continue
+                extra = u["first_extra_s"]
+                lines.append(
+                    f"| {j.log.name} | {u['seconds']:.1f} | {u['tasks']} | {u['start_s']:.1f} |"
+                    f" {u['init_s']:.1f} | {u['run_s']:.1f} |"
+                    f" {'' if extra is None else f'{extra:.1f}'} | {u['idle_end_core_s']:.1f} |"
+                    f" {u['sent_mb']:.0f} / {u['returned_mb']:.0f} |"
+                )
     lines += ["", "Status counts per run:", ""]
     for j in jobs:
         with_p = " (with the pathological rows)" if j.pathological else ""
