@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 
@@ -89,3 +90,26 @@ def test_sqlfluff_budget_hands_over_to_sqlparse_with_the_syntax_error() -> None:
     assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
     assert (result.sources, result.targets) == (("db.s",), ("db.t",))
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_a_tick_while_the_block_exits_still_stops_the_timer() -> None:
+    """The limit expires just as the block ends, so its tick is handled in ``__exit__``
+    (Python runs a signal handler in the frame that is running). The tick must not escape
+    before the timer is stopped (a running timer raises in whatever the process does next);
+    the block still ends in ParseTimeoutError. The handler is called here as the signal
+    machinery would call it, with ``__exit__``'s frame."""
+    exit_code = time_limit.__exit__.__code__
+    before = signal.getsignal(signal.SIGALRM)
+    limit = time_limit(30)
+
+    def tick_on_exit(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "call" and frame.f_code is exit_code:
+            limit._expire(signal.SIGALRM, frame)
+
+    with pytest.raises(ParseTimeoutError):
+        with limit:
+            sys.setprofile(tick_on_exit)
+        sys.setprofile(None)  # (not reached: the exit raises)
+    sys.setprofile(None)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getsignal(signal.SIGALRM) == before
