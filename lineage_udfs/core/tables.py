@@ -657,15 +657,13 @@ def cte_reference(table: exp.Table) -> exp.CTE | None:
     return None
 
 
-def _used_ctes(statement: exp.Expression) -> set[int]:
-    """ids of CTEs reachable from the statement body (not only from unused CTEs)."""
+def _used_ctes(tables: list[tuple[exp.Table, exp.CTE | None]]) -> set[int]:
+    """ids of CTEs reachable from the statement body (not only from unused CTEs), given the
+    statement's tables with the CTE each names."""
     refs: dict[int, list[exp.CTE]] = {}  # id(cte or 0 for body) -> referenced CTEs
-    ctes: dict[int, exp.CTE] = {}
-    for table in statement.find_all(exp.Table):
-        cte = cte_reference(table)
+    for table, cte in tables:
         if cte is None:
             continue
-        ctes[id(cte)] = cte
         holder = table.find_ancestor(exp.CTE)
         # a CTE nested in a CTE: attribute to the outermost defining CTE chain step
         refs.setdefault(id(holder) if holder is not None else 0, []).append(cte)
@@ -935,11 +933,13 @@ def extract_tables(
         return result
 
     target_ids = {id(n) for n in target_nodes}
-    used = None if opts.include_unused_cte_sources else _used_ctes(statement)
-    for table in statement.find_all(exp.Table):
+    # one walk: each table with the CTE it names (None: a table of the catalog)
+    tables = [(table, cte_reference(table)) for table in statement.find_all(exp.Table)]
+    used = None if opts.include_unused_cte_sources else _used_ctes(tables)
+    for table, cte in tables:
         if id(table) in target_ids or id(table) in skip_nodes:
             continue
-        if cte_reference(table) is not None:
+        if cte is not None:
             continue
         if used is not None:
             holder = table.find_ancestor(exp.CTE)
