@@ -568,6 +568,17 @@ class _Resolver:
         stack: list[tuple[exp.Expression, Sub]] = [(node, ctx)]
         while stack:
             item, sub = stack.pop()
+            plain = _PLAIN_KINDS.get(type(item), _UNKNOWN)
+            if plain is _UNKNOWN:
+                plain = _plain_kind(type(item))
+            if plain is not None:  # the common case: a node whose class alone says what to do
+                if plain is _LEAF:
+                    continue
+                child_sub = sub if plain is _SAME else _step(sub, plain)
+                for child in item.iter_expressions():
+                    if not isinstance(child, exp.DataType | exp.Identifier | exp.Var):
+                        stack.append((child, child_sub))
+                continue
             if isinstance(item, exp.Column):
                 if isinstance(item.this, exp.Star):
                     continue
@@ -918,6 +929,47 @@ def _selector_args(
 
 def _filter(ctx: Sub) -> Sub:
     return ctx if ctx in INDIRECT_SUBTYPES else Sub.FILTER
+
+
+_SAME = "same"
+_LEAF = "leaf"
+_UNKNOWN = "unknown"
+_PlainKind = Sub | str | None
+_PLAIN_KINDS: dict[type, _PlainKind] = {}
+"""Per expression class, what ``expr_deps`` does with a node of it when the class alone
+decides: None for the classes it handles case by case (columns, queries, CASE, windows,
+selector and anonymous functions …), ``_LEAF`` to skip (literals), ``_SAME`` to pass the
+subtype on (aliases, parentheses), else the subtype its children get."""
+
+
+def _plain_kind(cls: type) -> _PlainKind:
+    """``_PLAIN_KINDS[cls]``, computed on first sight of the class: the same tests, in the same
+    order, as ``expr_deps`` makes on a node."""
+    kind: _PlainKind
+    if issubclass(cls, _CASE_BY_CASE) or cls.__name__ == "DecodeCase":
+        kind = None
+    elif issubclass(cls, exp.Alias | exp.Paren | exp.Distinct | exp.Ordered):
+        kind = _SAME
+    elif issubclass(cls, exp.AggFunc):
+        kind = Sub.AGGREGATION
+    elif (_MASK_TYPES and issubclass(cls, _MASK_TYPES)) or (
+        issubclass(cls, exp.Func) and cls.sql_name().lower() in MASKING_FUNCTIONS
+    ):
+        kind = Sub.MASKED
+    elif issubclass(cls, exp.Literal | exp.Null | exp.Boolean | exp.Placeholder):
+        kind = _LEAF
+    else:
+        kind = Sub.TRANSFORMATION
+    _PLAIN_KINDS[cls] = kind
+    return kind
+
+
+_CASE_BY_CASE = (
+    exp.Column, exp.Query, exp.Case, exp.If, exp.Window, exp.Order, exp.WithinGroup,
+    exp.Filter, exp.ArgMax, exp.ArgMin, exp.CountIf, exp.Nvl2, exp.Anonymous,
+    exp.AnonymousAggFunc,
+)
+"""Classes ``expr_deps`` handles by the node, not by its class (see ``_selector_args``)."""
 
 
 def _is_masking(node: exp.Expression) -> bool:
