@@ -170,7 +170,7 @@ class _Resolver:
         self.indirect: set[Dep] = set()
         self._cte_memo: dict[int, _Source] = {}
 
-    def _test_fn(self, results: Iterable[exp.Expression | None]) -> _SubFn:
+    def _test_fn(self, results: Iterable[exp.Expr | None]) -> _SubFn:
         """How the tests of a conditional (CASE/IF/DECODE/NVL2 conditions, ``count_if``'s
         predicate) reach the output, given the conditional's possible results.
 
@@ -186,10 +186,10 @@ class _Resolver:
         return _as_direct
 
     # ---------------------------------------------------------------- naming
-    def col_name(self, node: exp.Expression | None) -> str:
+    def col_name(self, node: exp.Expr | None) -> str:
         return self.ctx.ident(node) if node is not None else ""
 
-    def output_name(self, projection: exp.Expression, index: int) -> str:
+    def output_name(self, projection: exp.Expr, index: int) -> str:
         if isinstance(projection, exp.Alias):
             return self.col_name(projection.args.get("alias")) or f"_col_{index}"
         if isinstance(projection, exp.Column):
@@ -203,7 +203,7 @@ class _Resolver:
         return f"_col_{index}"
 
     # ---------------------------------------------------------------- queries
-    def query(self, node: exp.Expression, outer: list[dict[str, _Source]]) -> _Source:
+    def query(self, node: exp.Expr, outer: list[dict[str, _Source]]) -> _Source:
         """Outputs of a query (SELECT, set operation, VALUES, parenthesized query)."""
         while isinstance(node, exp.Subquery) and isinstance(node.this, exp.Query):
             node = node.this
@@ -219,8 +219,8 @@ class _Resolver:
         The right branch of a filtering operation (EXCEPT / MINUS, see ``_FILTERING_SET_OPS``)
         only decides which left rows remain: its columns are INDIRECT FILTER, not values.
         """
-        leaves: list[exp.Expression] = []
-        stack: list[exp.Expression] = [node]
+        leaves: list[exp.Expr] = []
+        stack: list[exp.Expr] = [node]
         while stack:
             item = stack.pop()
             while isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query) and not (
@@ -274,7 +274,7 @@ class _Resolver:
 
     def _relation(
         self,
-        node: exp.Expression,
+        node: exp.Expr,
         outer: list[dict[str, _Source]],
         current: dict[str, _Source],
     ) -> tuple[str, _Source] | None:
@@ -366,11 +366,11 @@ class _Resolver:
 
     def _plain_relation(
         self,
-        node: exp.Expression,
+        node: exp.Expr,
         outer: list[dict[str, _Source]],
         current: dict[str, _Source],
     ) -> tuple[str, _Source] | None:
-        if type(node).__name__ in ("Final", "Stream") and isinstance(node.this, exp.Expression):
+        if type(node).__name__ in ("Final", "Stream") and isinstance(node.this, exp.Expr):
             # ClickHouse FROM t FINAL, Databricks FROM STREAM(t) / STREAM t: the table's rows
             inner = _innermost(node.this)
             if isinstance(inner, exp.Table):
@@ -382,13 +382,13 @@ class _Resolver:
                 return alias or node.name.lower(), self.cte_source(cte, [])
             name = self.ctx.table_name(node)
             wrapped = node.this
-            if name is None and isinstance(wrapped, exp.Expression) and isinstance(
+            if name is None and isinstance(wrapped, exp.Expr) and isinstance(
                 wrapped.this, exp.Table
             ) and type(wrapped).__name__ == "SemanticView":
                 # Snowflake SEMANTIC_VIEW(v METRICS m DIMENSIONS d): columns come from v
-                inner = self.ctx.table_name(wrapped.this)
-                if inner is not None:
-                    src = _Source(table=inner, known=self.catalog.columns(inner))
+                inner_name = self.ctx.table_name(wrapped.this)
+                if inner_name is not None:
+                    src = _Source(table=inner_name, known=self.catalog.columns(inner_name))
                     return alias or wrapped.this.name.lower(), src
             if name is None:
                 if is_file_path(node):  # a file location: columns unknown, never resolved
@@ -433,7 +433,7 @@ class _Resolver:
 
     def _select(self, select: exp.Select, outer: list[dict[str, _Source]]) -> _Source:
         sources: dict[str, _Source] = {}
-        relations: list[exp.Expression] = []
+        relations: list[exp.Expr] = []
         from_ = select.args.get("from_")
         if from_ is not None:
             relations.append(from_.this)
@@ -499,7 +499,7 @@ class _Resolver:
 
     def _expand_star(
         self,
-        projection: exp.Expression,
+        projection: exp.Expr,
         sources: dict[str, _Source],
         outputs: list[Output],
         stars: list[_Source],
@@ -539,7 +539,7 @@ class _Resolver:
     # ---------------------------------------------------------------- expressions
     def _indirect(
         self,
-        node: exp.Expression,
+        node: exp.Expr,
         env: list[dict[str, _Source]],
         subtype: Sub,
         aliases: dict[str, frozenset[Dep]] | None = None,
@@ -556,7 +556,7 @@ class _Resolver:
 
     def expr_deps(
         self,
-        node: exp.Expression,
+        node: exp.Expr,
         env: list[dict[str, _Source]],
         ctx: Sub,
         *,
@@ -565,7 +565,7 @@ class _Resolver:
         prefer_alias: bool = False,
     ) -> set[Dep]:
         out: set[Dep] = set()
-        stack: list[tuple[exp.Expression, Sub]] = [(node, ctx)]
+        stack: list[tuple[exp.Expr, Sub]] = [(node, ctx)]
         while stack:
             item, sub = stack.pop()
             plain = _PLAIN_KINDS.get(type(item), _UNKNOWN)
@@ -574,7 +574,7 @@ class _Resolver:
             if plain is not None:  # the common case: a node whose class alone says what to do
                 if plain is _LEAF:
                     continue
-                child_sub = sub if plain is _SAME else _step(sub, plain)
+                child_sub = _step(sub, plain) if isinstance(plain, Sub) else sub
                 for child in item.iter_expressions():
                     if not isinstance(child, exp.DataType | exp.Identifier | exp.Var):
                         stack.append((child, child_sub))
@@ -620,9 +620,9 @@ class _Resolver:
             if isinstance(item, exp.If):
                 cond = self._test_fn([item.args.get("true"), item.args.get("false")])
                 stack.append((item.this, cond(sub, Sub.CONDITIONAL)))
-                for key in ("true", "false"):
-                    if item.args.get(key) is not None:
-                        stack.append((item.args[key], _step(sub, Sub.TRANSFORMATION)))
+                for branch in ("true", "false"):
+                    if item.args.get(branch) is not None:
+                        stack.append((item.args[branch], _step(sub, Sub.TRANSFORMATION)))
                 continue
             if isinstance(item, exp.Window):
                 stack.append((item.this, _step(sub, Sub.AGGREGATION)))
@@ -819,9 +819,9 @@ relation with known columns has a column of that name (PL/SQL and BigQuery resol
 column first)."""
 
 
-def _innermost(node: exp.Expression) -> exp.Expression:
+def _innermost(node: exp.Expr) -> exp.Expr:
     """Strip parentheses: ``((t JOIN u ON …))`` is a Subquery of a Subquery of a Table."""
-    while isinstance(node, exp.Subquery | exp.Paren) and isinstance(node.this, exp.Expression):
+    while isinstance(node, exp.Subquery | exp.Paren) and isinstance(node.this, exp.Expr):
         node = node.this
     return node
 
@@ -842,7 +842,7 @@ def _qualified_source(level: dict[str, _Source], qualifier: list[str]) -> _Sourc
     return None
 
 
-def _rename(src: _Source, alias: exp.Expression | None, resolver: _Resolver) -> _Source:
+def _rename(src: _Source, alias: exp.Expr | None, resolver: _Resolver) -> _Source:
     if not isinstance(alias, exp.TableAlias) or not alias.columns or src.outputs is None:
         return src
     names = [resolver.col_name(c) for c in alias.columns]
@@ -863,7 +863,7 @@ def _as_direct(ctx: Sub, _: Sub) -> Sub:
 _SubFn = Callable[[Sub, Sub], Sub]
 
 
-def _carries_value(node: exp.Expression | None) -> bool:
+def _carries_value(node: exp.Expr | None) -> bool:
     """True when an expression reads a column or a subquery (not only constants)."""
     return node is not None and node.find(exp.Column, exp.Query) is not None
 
@@ -889,19 +889,19 @@ _ARG_BY_FUNCTIONS = frozenset({"max_by", "min_by", "arg_max", "arg_min", "argmax
 """``f(value, key)``: the value of the row with the largest/smallest key (key is a selector)."""
 
 
-def _func_name(node: exp.Expression) -> str:
+def _func_name(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous | exp.AnonymousAggFunc):
         return node.name.lower()
     return node.sql_name().lower() if isinstance(node, exp.Func) else ""
 
 
-def _is_ordered_set(node: exp.Expression) -> bool:
+def _is_ordered_set(node: exp.Expr) -> bool:
     return isinstance(node, exp.Func) and _func_name(node) in _ORDERED_SET_AGGREGATES
 
 
 def _selector_args(
-    node: exp.Expression,
-) -> tuple[list[exp.Expression], list[exp.Expression], Sub] | None:
+    node: exp.Expr,
+) -> tuple[list[exp.Expr], list[exp.Expr], Sub] | None:
     """Split a call into value arguments and selector arguments (None: not such a call).
 
     ``max_by(v, k)`` / ``argMax(v, k)`` → ([v], [k], SORT); ``count_if(c)`` → ([], [c],
@@ -972,7 +972,7 @@ _CASE_BY_CASE = (
 """Classes ``expr_deps`` handles by the node, not by its class (see ``_selector_args``)."""
 
 
-def _is_masking(node: exp.Expression) -> bool:
+def _is_masking(node: exp.Expr) -> bool:
     if _MASK_TYPES and isinstance(node, _MASK_TYPES):
         return True
     if isinstance(node, exp.Func):
@@ -1000,7 +1000,7 @@ class ColumnLineage:
 
 
 def extract_column_edges(
-    statement: exp.Expression,
+    statement: exp.Expr,
     tables: StatementTables,
     ctx: NameContext,
     catalog: CatalogIndex | None = None,
@@ -1116,7 +1116,7 @@ def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[Res
 
 
 def _partition_spec(
-    statement: exp.Expression, resolver: _Resolver
+    statement: exp.Expr, resolver: _Resolver
 ) -> tuple[set[str], list[str]]:
     """An INSERT's ``PARTITION (…)`` clause: its static and dynamic column names (lower case).
 
@@ -1169,10 +1169,10 @@ def _map_to_target(
 
 
 def _dml_sources(
-    statement: exp.Expression, resolver: _Resolver, target_node: exp.Expression | None
+    statement: exp.Expr, resolver: _Resolver, target_node: exp.Expr | None
 ) -> dict[str, _Source]:
     sources: dict[str, _Source] = {}
-    relations: list[exp.Expression] = []
+    relations: list[exp.Expr] = []
     if target_node is not None:
         relations.append(target_node)
     from_ = statement.args.get("from_")
@@ -1180,10 +1180,10 @@ def _dml_sources(
         relations.append(from_.this)
         relations.extend(j.this for j in from_.this.args.get("joins") or [])
     relations.extend(j.this for j in statement.args.get("joins") or [])
-    if isinstance(target_node, exp.Expression):
+    if isinstance(target_node, exp.Expr):
         relations.extend(j.this for j in target_node.args.get("joins") or [])
     using = statement.args.get("using")
-    if isinstance(using, exp.Expression):
+    if isinstance(using, exp.Expr):
         relations.append(using)
     outer: list[dict[str, _Source]] = []
     for rel in relations:
@@ -1219,12 +1219,12 @@ def _update_pairs(statement: exp.Update, resolver: _Resolver) -> list[tuple[str,
     return pairs
 
 
-def _dml_joins(statement: exp.Expression) -> list[exp.Join]:
+def _dml_joins(statement: exp.Expr) -> list[exp.Join]:
     joins = list(statement.args.get("joins") or [])
     from_ = statement.args.get("from_")
     if isinstance(from_, exp.From):
         joins.extend(from_.this.args.get("joins") or [])
-    if isinstance(statement.this, exp.Expression):
+    if isinstance(statement.this, exp.Expr):
         joins.extend(statement.this.args.get("joins") or [])
     return joins
 
@@ -1301,7 +1301,7 @@ def _merge_pairs(
 def _merge_source(statement: exp.Merge, sources: dict[str, _Source]) -> _Source | None:
     """The relation a MERGE reads (its USING clause), as resolved in ``sources``."""
     using = statement.args.get("using")
-    if not isinstance(using, exp.Expression):
+    if not isinstance(using, exp.Expr):
         return None
     key = using.alias.lower() if using.alias else (
         using.name.lower() if isinstance(using, exp.Table) else ""

@@ -347,7 +347,7 @@ _VariableValue = tuple[frozenset[str], frozenset[tuple[str, str]]]
 
 
 def _track_variables(
-    step: _Step, statement: exp.Expression, ctx: NameContext, values: dict[str, _VariableValue]
+    step: _Step, statement: exp.Expr, ctx: NameContext, values: dict[str, _VariableValue]
 ) -> None:
     """Variables set from queries, through a script (see :mod:`~lineage_udfs.core.variables`).
 
@@ -429,7 +429,7 @@ def _statement_lineage(step: _Step) -> StatementLineage:
     )
 
 
-def _use(ctx: NameContext, statement: exp.Expression, name: str) -> NameContext:
+def _use(ctx: NameContext, statement: exp.Expr, name: str) -> NameContext:
     kind = str(statement.args.get("kind") or "").upper()
     if kind in ("WAREHOUSE", "ROLE", "SECONDARY ROLES"):
         return ctx

@@ -50,7 +50,7 @@ class Chunk:
     """One statement of a script: its text and, when sqlglot parsed it, the expression."""
 
     text: str
-    expression: exp.Expression | None = None
+    expression: exp.Expr | None = None
     error: Exception | None = None
     control: bool = False
     """Procedural control flow (no lineage, not an error)."""
@@ -364,7 +364,7 @@ def _string_literal(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def _string_body(expression: exp.Expression | None) -> str | None:
+def _string_body(expression: exp.Expr | None) -> str | None:
     if not isinstance(expression, exp.Create) or (
         expression.args.get("kind") or ""
     ).upper() not in ("PROCEDURE", "FUNCTION", "PROC"):
@@ -400,7 +400,7 @@ def _split(sql: str, dialect: str | None) -> list[Chunk]:
     return chunks
 
 
-def _try_parse(text: str, dialect: str | None) -> list[exp.Expression] | None:
+def _try_parse(text: str, dialect: str | None) -> list[exp.Expr] | None:
     """The statements of ``text``, or None when sqlglot cannot read it.
 
     When the dialect's parser fails, a few general repairs are retried before giving up (and
@@ -762,14 +762,14 @@ def _reraise_timeout(exc: BaseException) -> None:
         seen = seen.__cause__ or seen.__context__
 
 
-def _parse_once(text: str, dialect: str | None) -> list[exp.Expression] | None:
+def _parse_once(text: str, dialect: str | None) -> list[exp.Expr] | None:
     try:
         parsed = sqlglot.parse(text, read=dialect)
     except Exception as exc:
         _reraise_timeout(exc)
         _remember(_ERRORS, (text, dialect), exc.with_traceback(None))
         return None
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for e in parsed:
         if e is not None:
             out.extend(_flatten(e))
@@ -778,19 +778,19 @@ def _parse_once(text: str, dialect: str | None) -> list[exp.Expression] | None:
     return out
 
 
-_BLOCK_TYPES: tuple[type[exp.Expression], ...] = tuple(
+_BLOCK_TYPES: tuple[type[exp.Expr], ...] = tuple(
     t
     for t in (getattr(exp, n, None) for n in ("Block", "IfBlock", "WhileBlock", "LoopBlock",
                                               "RepeatBlock", "Try", "StoredProcedure"))
     if isinstance(t, type)
 )
-_STATEMENT_TYPES: tuple[type[exp.Expression], ...] = (
+_STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
     exp.Query, exp.DML, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable, exp.Copy,
     exp.Command, exp.Use, exp.Set, exp.Cache, exp.Merge, *_BLOCK_TYPES,
 )
 
 
-def _flatten(expression: exp.Expression) -> list[exp.Expression]:
+def _flatten(expression: exp.Expr) -> list[exp.Expr]:
     """Statements inside procedure bodies and control-flow blocks, in order."""
     if isinstance(expression, exp.Create) and (expression.args.get("kind") or "").upper() in (
         "PROCEDURE", "FUNCTION", "PROC", "TRIGGER"
@@ -798,14 +798,14 @@ def _flatten(expression: exp.Expression) -> list[exp.Expression]:
         body = expression.expression
         if _string_body(expression) is not None:
             return [expression]  # expanded later by _expand_bodies
-        if isinstance(body, exp.Expression) and isinstance(body, _STATEMENT_TYPES) and not (
+        if isinstance(body, exp.Expr) and isinstance(body, _STATEMENT_TYPES) and not (
             isinstance(body, exp.Query) and (expression.args.get("kind") or "").upper()
             == "FUNCTION"
         ):
             return _flatten(body)
         return [expression]
     if _BLOCK_TYPES and isinstance(expression, _BLOCK_TYPES):
-        out: list[exp.Expression] = []
+        out: list[exp.Expr] = []
         for child in expression.iter_expressions():
             if isinstance(child, _STATEMENT_TYPES):
                 out.extend(_flatten(child))
@@ -827,7 +827,7 @@ _OLD_ROW = frozenset({"deleted", "old"})
 _NEW_ROW = frozenset({"inserted", "new"})
 
 
-def _split_writable_ctes(statement: exp.Expression) -> list[exp.Expression]:
+def _split_writable_ctes(statement: exp.Expr) -> list[exp.Expr]:
     """Postgres data-modifying CTEs: ``WITH d AS (DELETE FROM q … RETURNING …) INSERT … FROM d``.
 
     Each CTE's DML becomes a statement of its own (it writes its table), and the CTE is
@@ -842,7 +842,7 @@ def _split_writable_ctes(statement: exp.Expression) -> list[exp.Expression]:
         DELETE FROM q WHERE c < 1
     """
     main = statement.copy()
-    writes: list[exp.Expression] = []
+    writes: list[exp.Expr] = []
     for cte in main.args["with_"].expressions:
         dml = cte.this
         if not isinstance(dml, _DML_TYPES):
@@ -858,7 +858,7 @@ def _split_writable_ctes(statement: exp.Expression) -> list[exp.Expression]:
     return [main, *writes]
 
 
-def _returned_rows(dml: exp.Expression, projections: list[exp.Expression]) -> exp.Select | None:
+def _returned_rows(dml: exp.Expr, projections: list[exp.Expr]) -> exp.Select | None:
     """A SELECT of the rows a DML statement sends on (``RETURNING`` / ``OUTPUT``).
 
     DELETE returns the deleted rows of its table (``deleted.x``, ``old.x`` or ``x``); UPDATE
@@ -887,7 +887,7 @@ def _returned_rows(dml: exp.Expression, projections: list[exp.Expression]) -> ex
     for key in ("from_", "using"):
         extra = dml.args.get(key)
         relation = extra.this if isinstance(extra, exp.From) else extra
-        if isinstance(relation, exp.Expression):
+        if isinstance(relation, exp.Expr):
             joins.append(exp.Join(this=relation.copy()))
             joins.extend(j.copy() for j in relation.args.get("joins") or [])
     if joins:
@@ -895,7 +895,7 @@ def _returned_rows(dml: exp.Expression, projections: list[exp.Expression]) -> ex
     where = dml.args.get("where")
     if isinstance(where, exp.Where):
         select.set("where", where.copy())
-    assigned: dict[str, exp.Expression] = {}
+    assigned: dict[str, exp.Expr] = {}
     if isinstance(dml, exp.Update):
         for eq in dml.expressions:
             if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
@@ -920,7 +920,7 @@ _OUTPUT_ENDS = frozenset({"FROM", "WHERE", "SELECT", "VALUES", "DEFAULT", "WHEN"
                           "EXEC", "EXECUTE", ";"})
 
 
-def _output_into(text: str, dialect: str | None) -> list[exp.Expression] | None:
+def _output_into(text: str, dialect: str | None) -> list[exp.Expr] | None:
     """T-SQL ``OUTPUT … INTO t [(cols)]`` on a DELETE / UPDATE / INSERT: the rows the
     statement touched are inserted into ``t``.
 
@@ -1012,7 +1012,7 @@ def _output_into(text: str, dialect: str | None) -> list[exp.Expression] | None:
     return [insert[0], dml]
 
 
-def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]:
+def _split_multitable_insert(expression: exp.Expr) -> list[exp.Expr]:
     """One INSERT … SELECT per branch of a multi-table insert.
 
     Hive ``FROM src INSERT … SELECT a INSERT … SELECT b`` gives each branch's SELECT the shared
@@ -1020,7 +1020,7 @@ def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]
     becomes ``INSERT INTO t (cols) SELECT exprs FROM (SELECT …) WHERE c``.
     """
     source = expression.args.get("source")
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for branch in expression.expressions:
         condition = branch.args.get("expression") if type(branch).__name__ == (
             "ConditionalInsert"
@@ -1030,6 +1030,7 @@ def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]
             continue
         insert = insert.copy()
         query = insert.expression
+        select: exp.Select | None
         if isinstance(source, exp.Query):
             derived = exp.Subquery(this=source.copy(), alias=exp.TableAlias(
                 this=exp.to_identifier("_src")))
@@ -1050,7 +1051,7 @@ def _split_multitable_insert(expression: exp.Expression) -> list[exp.Expression]
                 select.set("from_", exp.From(this=source.copy()))
         else:
             continue
-        if isinstance(condition, exp.Expression):
+        if isinstance(condition, exp.Expr):
             select = select.where(condition.copy())
         insert.set("expression", select)
         out.append(insert)
@@ -1074,14 +1075,14 @@ def _parse_error(text: str, dialect: str | None) -> Exception:
     return IncompleteStatementError("statement stops short")
 
 
-def _misread_output_into(expression: exp.Expression) -> bool:
+def _misread_output_into(expression: exp.Expr) -> bool:
     """A T-SQL ``OUTPUT … INTO t`` that sqlglot read (into a function call or a bare name) as
     part of a several-statement text: each statement is read again alone (:func:`_output_into`)."""
     returning = expression.args.get("returning")
     return isinstance(returning, exp.Returning) and bool(returning.args.get("into"))
 
 
-def _hides_statements(expression: exp.Expression) -> bool:
+def _hides_statements(expression: exp.Expr) -> bool:
     """A Command (unparsed text) whose body holds SQL statements: a procedure, a block, or a
     T-SQL ``SET NOCOUNT ON`` that ran on into the next statement (no semicolon between)."""
     if not isinstance(expression, exp.Command):
@@ -1130,7 +1131,7 @@ _SWALLOWED_WORDS = frozenset(
 
 
 def _swallows_statement(
-    text: str, parsed: list[exp.Expression], dialect: str | None
+    text: str, parsed: list[exp.Expr], dialect: str | None
 ) -> bool:
     """Whether sqlglot read the start of a next statement as an alias of this one.
 
@@ -1241,7 +1242,7 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
         begin = tokens[bounds[i]].start
         # grow the statement until it parses (a split point may sit inside a statement)
         j = i + 1
-        best: tuple[int, list[exp.Expression]] | None = None
+        best: tuple[int, list[exp.Expr]] | None = None
         while j <= len(starts):
             end_tok = bounds[j] - 1 if j < len(bounds) - 1 else len(tokens) - 1
             piece = _strip_trailing_control(text, tokens, bounds[i], end_tok)

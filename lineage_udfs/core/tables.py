@@ -17,7 +17,7 @@ from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.variables import assigned_queries
 
-_SESSION_TYPES: tuple[type[exp.Expression], ...] = tuple(
+_SESSION_TYPES: tuple[type[exp.Expr], ...] = tuple(
     t
     for t in (
         getattr(exp, n, None)
@@ -51,7 +51,7 @@ class NameContext:
     """Names the enclosing procedure or script declares as variables or parameters
     (lower-cased): never a table (``SELECT … INTO v``) nor a column (a bare ``v``)."""
 
-    def ident(self, node: exp.Expression | None) -> str:
+    def ident(self, node: exp.Expr | None) -> str:
         """Canonical spelling of an identifier node ('' for None)."""
         if node is None:
             return ""
@@ -64,7 +64,7 @@ class NameContext:
             return name
         return node.name.lower() if node.name else ""
 
-    def table_name(self, table: exp.Expression) -> str | None:
+    def table_name(self, table: exp.Expr) -> str | None:
         """Canonical qualified name of a table reference, or None if it is not a named table."""
         if not isinstance(table, exp.Table):
             return None
@@ -196,7 +196,7 @@ _FILE_EXTENSION_RE = re.compile(
 )
 
 
-def is_file_path(table: exp.Expression) -> bool:
+def is_file_path(table: exp.Expr) -> bool:
     """Whether a table reference names a file location (a path literal), not a dataset.
 
     Spark/Databricks ``parquet.`/data/x```, ``delta.`s3://b/p```, DuckDB ``FROM 'x.csv'``: the
@@ -239,7 +239,7 @@ with the position of the location argument (``s3Cluster(cluster, 'url', …)``: 
 _PARTITION_SEGMENT_RE = re.compile(r"/[^/=]+=[^/]*(?:/.*)?$")
 
 
-def file_function_path(func: exp.Expression, dialect: str | None) -> str | None:
+def file_function_path(func: exp.Expr, dialect: str | None) -> str | None:
     """The location read or written by a file table function, if it is a constant.
 
     DuckDB/Spark readers (``read_parquet('…')``, ``read_files('…')``) in any dialect, and a
@@ -261,7 +261,7 @@ def file_function_path(func: exp.Expression, dialect: str | None) -> str | None:
     if position is None:
         return None
     head = None if isinstance(func, exp.Anonymous) else func.this  # Anonymous.this is its name
-    args = [head, *func.expressions] if isinstance(head, exp.Expression) else func.expressions
+    args = [head, *func.expressions] if isinstance(head, exp.Expr) else func.expressions
     first = args[position] if len(args) > position else None
     if isinstance(first, exp.Array) and first.expressions:
         first = first.expressions[0]
@@ -329,7 +329,7 @@ class StatementTables:
     statement_type: StatementType
     sources: list[str] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)
-    query: exp.Expression | None = None
+    query: exp.Expr | None = None
     """The query whose output feeds the (first) target, if any."""
     target_columns: list[str] = field(default_factory=list)
     """Explicit target column list (INSERT (a, b), CREATE VIEW v (a, b))."""
@@ -340,7 +340,7 @@ class StatementTables:
     renamed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _select_into(query: exp.Expression) -> exp.Into | None:
+def _select_into(query: exp.Expr) -> exp.Into | None:
     """The INTO clause of a SELECT … INTO, also on the first branch of a set operation."""
     node = query
     while isinstance(node, exp.SetOperation):
@@ -380,7 +380,7 @@ def assigns_variables(into: exp.Into, ctx: NameContext) -> bool:
     return bool(ctx.variables) and ctx.ident(target.this) in ctx.variables
 
 
-def classify_statement(statement: exp.Expression) -> StatementType:
+def classify_statement(statement: exp.Expr) -> StatementType:
     """The statement type of a parsed statement (see :class:`StatementType`).
 
     Examples:
@@ -559,7 +559,7 @@ def _classify_command(statement: exp.Command) -> StatementType:
     return StatementType.SESSION
 
 
-def _refreshes_rows(statement: exp.Expression) -> bool:
+def _refreshes_rows(statement: exp.Expr) -> bool:
     """Whether a statement recomputes a materialized view's (or streaming table's) rows.
 
     ``REFRESH MATERIALIZED VIEW mv`` rewrites mv from its stored query: mv is the target and
@@ -608,7 +608,7 @@ def _like_or_clone(create: exp.Create) -> exp.Table | None:
     return None
 
 
-def _unwrap_schema(node: exp.Expression | None) -> tuple[exp.Expression | None, list[str]]:
+def _unwrap_schema(node: exp.Expr | None) -> tuple[exp.Expr | None, list[str]]:
     if isinstance(node, exp.Schema):
         cols = [
             (c.name if not isinstance(c, exp.ColumnDef) else c.this.name).lower()
@@ -630,22 +630,22 @@ def cte_reference(table: exp.Table) -> exp.CTE | None:
     ):
         return None
     name = table.name.lower()
-    child: exp.Expression = table
+    child: exp.Expr = table
     parent = table.parent
     while parent is not None:
-        with_ = parent.args.get("with_") if isinstance(parent, exp.Expression) else None
+        with_ = parent.args.get("with_") if isinstance(parent, exp.Expr) else None
         if isinstance(with_, exp.With) and child is not with_:
             for cte in with_.expressions:
-                if cte.alias_or_name.lower() == name:
+                if isinstance(cte, exp.CTE) and cte.alias_or_name.lower() == name:
                     return cte
         if isinstance(parent, exp.With):
             recursive = bool(parent.args.get("recursive"))
             for cte in parent.expressions:
                 if cte is child:
-                    if recursive and cte.alias_or_name.lower() == name:
+                    if recursive and isinstance(cte, exp.CTE) and cte.alias_or_name.lower() == name:
                         return cte
                     break
-                if cte.alias_or_name.lower() == name:
+                if isinstance(cte, exp.CTE) and cte.alias_or_name.lower() == name:
                     return cte
             # skip the With's owner: its body is not visible from inside the CTE list
             owner = parent.parent
@@ -683,7 +683,7 @@ def _used_ctes(tables: list[tuple[exp.Table, exp.CTE | None]]) -> set[int]:
 
 
 def extract_tables(
-    statement: exp.Expression,
+    statement: exp.Expr,
     ctx: NameContext,
     options: ParserOptions | None = None,
 ) -> StatementTables:
@@ -707,10 +707,10 @@ def extract_tables(
     opts = options or ParserOptions()
     kind = classify_statement(statement)
     result = StatementTables(kind)
-    target_nodes: list[exp.Expression] = []
+    target_nodes: list[exp.Expr] = []
     skip_nodes: set[int] = set()
 
-    def add_target(node: exp.Expression | None, *, temporary: bool = False) -> str | None:
+    def add_target(node: exp.Expr | None, *, temporary: bool = False) -> str | None:
         name = ctx.table_name(node) if node is not None else None
         if node is not None:
             target_nodes.append(node)
@@ -842,7 +842,7 @@ def extract_tables(
         add_target(node)
         target_nodes.append(statement.this)
         path = statement.args.get("inpath")
-        if isinstance(path, exp.Expression):
+        if isinstance(path, exp.Expr):
             skip_nodes.add(id(path))
             if ctx.file_datasets and isinstance(path, exp.Literal) and path.is_string:
                 name = location_dataset(str(path.this))
@@ -853,7 +853,7 @@ def extract_tables(
                 result.sources.append(name)
     elif type(statement).__name__ == "Export":  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS
         connection = statement.args.get("connection")
-        if isinstance(connection, exp.Expression):
+        if isinstance(connection, exp.Expr):
             skip_nodes.update(id(t) for t in connection.find_all(exp.Table))
         result.targets.extend(_option_uris(statement.args.get("options"), ctx))
         query = statement.this
@@ -957,11 +957,11 @@ def extract_tables(
     for name in _dictionary_sources(statement, ctx):
         if name not in result.sources:
             result.sources.append(name)
-    for source, target in _partition_functions(statement, ctx):
-        if source not in result.sources:
-            result.sources.append(source)
-        if target not in result.targets:
-            result.targets.append(target)
+    for moved_from, moved_to in _partition_functions(statement, ctx):
+        if moved_from not in result.sources:
+            result.sources.append(moved_from)
+        if moved_to not in result.targets:
+            result.targets.append(moved_to)
     return result
 
 
@@ -970,7 +970,7 @@ _PARTITION_FUNCTIONS = frozenset(
 )
 
 
-def _partition_functions(statement: exp.Expression, ctx: NameContext) -> list[tuple[str, str]]:
+def _partition_functions(statement: exp.Expr, ctx: NameContext) -> list[tuple[str, str]]:
     """Vertica ``SELECT swap_partitions_between_tables('src', min, max, 'dst')`` and friends:
     partitions move from the first table to the last."""
     if not isinstance(statement, exp.Select):
@@ -997,7 +997,7 @@ _DICT_FUNCTIONS = ("DICTGET", "DICTHAS", "DICTGETHIERARCHY", "DICTISIN", "DICTGE
                    "DICTGETDESCENDANTS", "DICTGETALL")
 
 
-def _dictionary_sources(statement: exp.Expression, ctx: NameContext) -> list[str]:
+def _dictionary_sources(statement: exp.Expr, ctx: NameContext) -> list[str]:
     """ClickHouse ``dictGet*(dict, …)``: the dictionary is read like a table."""
     if ctx.dialect != "clickhouse":
         return []
@@ -1017,7 +1017,7 @@ def _dictionary_sources(statement: exp.Expression, ctx: NameContext) -> list[str
     return out
 
 
-def _relation_tables(statement: exp.Expression) -> list[exp.Table]:
+def _relation_tables(statement: exp.Expr) -> list[exp.Table]:
     """Tables in the statement's own FROM/JOIN position (not inside subqueries)."""
     out: list[exp.Table] = []
     this = statement.this
@@ -1031,7 +1031,7 @@ def _relation_tables(statement: exp.Expression) -> list[exp.Table]:
 
 
 def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
-    node: exp.Expression | None = cte
+    node: exp.Expr | None = cte
     while node is not None:
         if isinstance(node, exp.CTE) and id(node) not in used:
             return False
@@ -1039,7 +1039,7 @@ def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
     return True
 
 
-def _is_alias_reference(table: exp.Table, statement: exp.Expression) -> bool:
+def _is_alias_reference(table: exp.Table, statement: exp.Expr) -> bool:
     """``UPDATE alias …`` / ``DELETE alias FROM t alias``: the table node names an alias."""
     if table.args.get("db") or table.args.get("alias"):
         return False
@@ -1056,8 +1056,8 @@ def _is_alias_reference(table: exp.Table, statement: exp.Expression) -> bool:
 
 
 def _resolve_alias_target(
-    statement: exp.Expression, node: exp.Expression | None, ctx: NameContext
-) -> exp.Expression | None:
+    statement: exp.Expr, node: exp.Expr | None, ctx: NameContext
+) -> exp.Expr | None:
     """The table a DML statement writes when its target names an alias, a CTE or a derived table.
 
     ``UPDATE d SET … FROM t d``: the table aliased ``d``. ``WITH d AS (SELECT … FROM t)
@@ -1083,7 +1083,7 @@ def _resolve_alias_target(
     return node
 
 
-def _single_base_table(query: exp.Expression | None, depth: int) -> exp.Table | None:
+def _single_base_table(query: exp.Expr | None, depth: int) -> exp.Table | None:
     """The base table of a SELECT over one relation (no join, no set operation), through CTEs
     and derived tables: the table a DML statement writes through such a query."""
     while isinstance(query, exp.Subquery):
@@ -1118,7 +1118,7 @@ def _option_uris(options: object, ctx: NameContext) -> list[str]:
     return out
 
 
-def _file_name(node: exp.Expression, ctx: NameContext) -> str | None:
+def _file_name(node: exp.Expr, ctx: NameContext) -> str | None:
     """A file location as a dataset: a stage ``@s/p``, a table, or a path literal."""
     if isinstance(node, exp.Literal):
         return location_dataset(str(node.this)) if ctx.file_datasets and node.is_string else None

@@ -10,7 +10,7 @@ no-timeout fallback; the ``max_sql_chars`` limit still bounds the work.
 
 from __future__ import annotations
 
-import _signal  # signal's C functions (see time_limit)
+import _signal  # type: ignore[import-not-found]  # signal's C functions (see time_limit)
 import signal
 import threading
 from types import FrameType, TracebackType

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 _BARE_NAMES_ARE_COLUMNS = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose statements name a variable only with a prefix (``$m``, ``:m``, ``@m``): a
 bare name is a column there."""
-_CLAUSE_SUBTYPES: tuple[tuple[type[exp.Expression], Sub], ...] = (
+_CLAUSE_SUBTYPES: tuple[tuple[type[exp.Expr], Sub], ...] = (
     (exp.Where, Sub.FILTER), (exp.Having, Sub.FILTER), (exp.Qualify, Sub.FILTER),
     (exp.Join, Sub.JOIN), (exp.Group, Sub.GROUP_BY), (exp.Order, Sub.SORT),
     (exp.Window, Sub.WINDOW),
 )
 
 
-def assigned_queries(statement: exp.Expression) -> list[tuple[list[str], exp.Query]]:
+def assigned_queries(statement: exp.Expr) -> list[tuple[list[str], exp.Query]]:
     """The variables a SET / DECLARE statement assigns from a query, with the query.
 
     Examples:
@@ -63,7 +63,7 @@ def assigned_queries(statement: exp.Expression) -> list[tuple[list[str], exp.Que
     return out
 
 
-def assigned_variables(statement: exp.Expression, statement_type: StatementType) -> list[str]:
+def assigned_variables(statement: exp.Expr, statement_type: StatementType) -> list[str]:
     """Names of the variables a statement sets from a query (lower-cased, no prefix):
     ``SET``/``DECLARE`` with a query value and ``SELECT … INTO`` variables (a SELECT whose
     INTO the table tier did not read as a created table: ``statement_type`` is SELECT)."""
@@ -77,7 +77,7 @@ def assigned_variables(statement: exp.Expression, statement_type: StatementType)
 
 
 def variable_uses(
-    statement: exp.Expression, names: frozenset[str], ctx: NameContext
+    statement: exp.Expr, names: frozenset[str], ctx: NameContext
 ) -> list[tuple[str, Sub]]:
     """Where a statement reads the variables ``names``: each name with the INDIRECT subtype of
     its use (in order, without repeats). A name the statement assigns is not a use, nor is a
@@ -128,28 +128,28 @@ def _names(node: object) -> list[str]:
     return []
 
 
-def _prefixed_name(node: exp.Expression) -> str:
+def _prefixed_name(node: exp.Expr) -> str:
     inner = node.this
-    text = inner.name if isinstance(inner, exp.Expression) else str(inner or "")
+    text = inner.name if isinstance(inner, exp.Expr) else str(inner or "")
     return text.lower().lstrip("@$:")
 
 
-def _assignment_nodes(statement: exp.Expression) -> list[exp.Expression]:
+def _assignment_nodes(statement: exp.Expr) -> list[exp.Expr]:
     """The nodes that name assigned variables (the left side of SET, DECLARE's names, INTO)."""
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for item in statement.expressions if isinstance(statement, exp.Set | exp.Declare) else []:
         if isinstance(item, exp.SetItem) and isinstance(item.this, exp.EQ):
             out.append(item.this.this)
         elif type(item).__name__ == "DeclareItem":
             held = item.this if isinstance(item.this, list) else [item.this]
-            out.extend(n for n in held if isinstance(n, exp.Expression))
+            out.extend(n for n in held if isinstance(n, exp.Expr))
     into = statement.args.get("into") if isinstance(statement, exp.Select) else None
     if isinstance(into, exp.Into):
         out.append(into)
     return out
 
 
-def _ancestors(node: exp.Expression) -> list[exp.Expression]:
+def _ancestors(node: exp.Expr) -> list[exp.Expr]:
     out = [node]
     parent = node.parent
     while parent is not None:
@@ -158,7 +158,7 @@ def _ancestors(node: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-def _use_subtype(node: exp.Expression) -> Sub:
+def _use_subtype(node: exp.Expr) -> Sub:
     parent = node.parent
     while parent is not None:
         for clause, subtype in _CLAUSE_SUBTYPES:
