@@ -37,9 +37,10 @@ test: venv  ## all tests: unit, doctests of the core, Spark + Delta
 test-fast: venv  ## no Spark
 	$(PY) -m pytest -m "not spark" --doctest-modules lineage_udfs/core tests
 
-lint: venv
+lint: venv  ## ruff, the import contracts, mypy over the parser core
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 sample: venv  ## regenerate data/sample/ (deterministic)
 	$(PY) scripts/make_sample_log.py
