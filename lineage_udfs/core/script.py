@@ -164,10 +164,14 @@ def collapse_script(
         sources=final_sources,
         targets=final_targets,
         intermediates=tuple(sorted(inter)),
-        table_edges=tuple(TableEdge(s, t) for s, t in edges),
+        # sorted: an edge's place must not follow the iteration order of a set of names,
+        # which changes with the process's hash seed (the same script, another order)
+        table_edges=tuple(TableEdge(s, t) for s, t in sorted(edges)),
         column_edges=tuple(
             ColumnEdge(t, c, tt, tc, transformation_type(s), s)
-            for t, c, tt, tc, s in col_edges
+            for t, c, tt, tc, s in sorted(
+                col_edges, key=lambda k: (k[2], k[3], k[0], k[1], k[4].value)
+            )
         ),
     )
 
