@@ -952,9 +952,11 @@ def _plain_kind(cls: type) -> _PlainKind:
         kind = _SAME
     elif issubclass(cls, exp.AggFunc):
         kind = Sub.AGGREGATION
-    elif (_MASK_TYPES and issubclass(cls, _MASK_TYPES)) or (
-        issubclass(cls, exp.Func) and cls.sql_name().lower() in MASKING_FUNCTIONS
-    ):
+    elif _MASK_TYPES and issubclass(cls, _MASK_TYPES):
+        kind = Sub.MASKED
+    elif issubclass(cls, exp.Func) and _sql_name(cls) is None:
+        kind = None  # (a function's SQL name is its class's; if not, the node decides)
+    elif issubclass(cls, exp.Func) and _sql_name(cls) in MASKING_FUNCTIONS:
         kind = Sub.MASKED
     elif issubclass(cls, exp.Literal | exp.Null | exp.Boolean | exp.Placeholder):
         kind = _LEAF
@@ -962,6 +964,13 @@ def _plain_kind(cls: type) -> _PlainKind:
         kind = Sub.TRANSFORMATION
     _PLAIN_KINDS[cls] = kind
     return kind
+
+
+def _sql_name(cls: type) -> str | None:
+    try:
+        return str(cls.sql_name()).lower()  # type: ignore[attr-defined]
+    except Exception:
+        return None
 
 
 _CASE_BY_CASE = (

@@ -53,3 +53,12 @@ def test_decode_case_is_decided_node_by_node() -> None:
     node = sqlglot.parse_one("SELECT DECODE(x, 1, a, b) FROM t", read="oracle").find(exp.Func)
     assert node is not None
     assert _plain_kind(type(node)) is None
+
+
+def test_a_function_class_without_a_class_level_name_is_decided_node_by_node() -> None:
+    class NamedPerNode(exp.Func):
+        @classmethod
+        def sql_name(cls) -> str:
+            raise TypeError("named per node")
+
+    assert _plain_kind(NamedPerNode) is None
