@@ -23,6 +23,8 @@ from lineage_udfs.core.timeout import ParseTimeoutError
 
 _COMPOUND_RE = re.compile(r"([\w.\[\]@\"]+)\s*([-+*/%&|^])=(?!=)")
 """T-SQL compound assignment ``SET x += 1``, which sqlglot does not read: becomes ``x = x + 1``."""
+
+_COMPOUND_OPERATORS = tuple(f"{op}=" for op in "-+*/%&|^")
 _GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _DOLLAR_BODY_RE = re.compile(r"\$(\w*)\$(.*?)\$\1\$", re.DOTALL)
 
@@ -1192,6 +1194,17 @@ def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:
     return [p.strip() for p in pieces if p.strip()]
 
 
+def _has_compound_operator(text: str) -> bool:
+    """Whether ``text`` holds ``+=``, ``-=`` … at all: what :data:`_COMPOUND_RE` needs, found by
+    substring search (the regex tries a name at every position of the text).
+
+    Examples:
+        >>> _has_compound_operator("SET @n += 1"), _has_compound_operator("SELECT a >= 1")
+        (True, False)
+    """
+    return any(op in text for op in _COMPOUND_OPERATORS)
+
+
 def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
     task = _TASK_RE.match(text) if depth < 5 else None
     if task is not None:  # the statement a task runs (its schedule and warehouse: no lineage)
@@ -1206,7 +1219,7 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
                     chunks.extend(_parse_piece(inner, dialect, depth + 1))
             return chunks or [Chunk(text, control=True)]
     parsed = _try_parse(text, dialect)
-    if parsed is None and _COMPOUND_RE.search(text):
+    if parsed is None and _has_compound_operator(text) and _COMPOUND_RE.search(text):
         repaired = _COMPOUND_RE.sub(r"\1 = \1 \2 ", text)
         parsed = _try_parse(repaired, dialect)
         text = repaired if parsed is not None else text
