@@ -177,6 +177,10 @@ class SqlfluffTier:
         self._linters: dict[str, Any] = {}
         self._rust: dict[str, tuple[Any, Any] | None] = {}
 
+    def built(self) -> int:
+        """How many linters and Rust parser tool pairs the tier has built (one per dialect)."""
+        return len(self._linters) + len(self._rust)
+
     def tables(
         self,
         sql: str,

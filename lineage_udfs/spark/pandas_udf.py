@@ -15,7 +15,7 @@ from pyspark.sql.functions import pandas_udf
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udfs import get_parser, masked_record
+from lineage_udfs.spark.udfs import freeze_new_state, get_parser, masked_record
 
 
 def _none(value: object) -> str | None:
@@ -58,5 +58,6 @@ def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
         parser = get_parser(options)
         for sql_texts, dialects, databases, schemas in batches:
             yield parse_batch(parser, sql_texts, dialects, databases, schemas)
+            freeze_new_state(options)
 
     return parse_sql

@@ -47,3 +47,32 @@ def test_a_missing_archive_is_handed_to_zipimport(tmp_path: Path) -> None:
     path.unlink()
     importer.invalidate_caches()  # zipimport's own answer: an empty directory, no error
     assert importer.find_spec("lw_zip_c") is None
+
+
+def test_long_lived_state_built_later_is_frozen_too() -> None:
+    """The worker freezes the collector's view once its parser is built; a dialect or a sqlfluff
+    tier built later (on first use) is frozen at the next batch boundary, so the collections
+    PySpark's daemon runs between tasks do not walk it."""
+    import gc
+
+    from lineage_udfs.core.options import ParserOptions
+
+    options = ParserOptions(timeout_seconds=17.0)  # a parser of this test's own
+    try:
+        parser = udfs.get_parser(options)
+        assert gc.get_freeze_count() > 0
+        assert not udfs.freeze_new_state(options)  # nothing built since
+
+        before = parser.lazy_state()
+        parser.parse("SELECT a FROM t", dialect="clickhouse", mask=False)
+        parser.parse("INSERT INTO t SELEC a FROM s", dialect="clickhouse", mask=False)  # sqlfluff
+        assert parser.lazy_state() > before
+        gc.collect()
+        assert len(gc.get_objects()) > 1_000  # the new long-lived objects, not frozen yet
+        assert udfs.freeze_new_state(options)
+        assert len(gc.get_objects()) < 1_000
+        assert not udfs.freeze_new_state(options)
+    finally:
+        udfs._PARSERS.pop(options, None)
+        udfs._FROZEN_AT.pop(options, None)
+        gc.unfreeze()
