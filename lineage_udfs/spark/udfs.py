@@ -83,9 +83,7 @@ def get_parser(options: ParserOptions) -> LineageParser:
         # One parse first builds what sqlglot builds lazily (tokenizer and dialect tables), so
         # that it is frozen too: ~6 % of a short statement's time in the worker.
         parser.parse(_WARM_UP, dialect="spark", mask=False)
-        gc.collect()
-        gc.freeze()
-        _FROZEN_AT[options] = parser.lazy_state()
+        freeze_new_state(options)
     return parser
 
 
