@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
+import time
 import zipfile
 import zipimport
 from pathlib import Path
@@ -47,6 +49,44 @@ def test_a_missing_archive_is_handed_to_zipimport(tmp_path: Path) -> None:
     path.unlink()
     importer.invalidate_caches()  # zipimport's own answer: an empty directory, no error
     assert importer.find_spec("lw_zip_c") is None
+
+
+def test_archives_read_before_the_check_was_installed_are_not_read_again(
+    tmp_path: Path,
+) -> None:
+    """Zipimporters made before the module's import (pyspark.zip, the jars of --packages) are
+    marked as read when their archive is older than the parent process: the next task's
+    invalidation does not re-read them. A younger archive is re-read as before."""
+    old, young = tmp_path / "old.zip", tmp_path / "young.zip"
+    _write_zip(old, {"lw_zip_d": "D = 4\n"}, mtime_ns=1_700_000_000_000_000_000)
+    _write_zip(young, {"lw_zip_e": "E = 5\n"}, mtime_ns=1_700_000_100_000_000_000)
+    importers = {str(p): zipimport.zipimporter(str(p)) for p in (old, young)}
+    sys.path_importer_cache.update(importers)
+    try:
+        read = {k: importer._files for k, importer in importers.items()}
+        assert udfs.stamp_read_archives(1_700_000_050.0) == 1
+        importlib.invalidate_caches()
+        assert importers[str(old)]._files is read[str(old)]
+        assert importers[str(young)]._files is not read[str(young)]
+        assert udfs.stamp_read_archives(1_700_000_050.0) == 0  # marked once
+        assert udfs.stamp_read_archives(None) == 0
+    finally:
+        for key in importers:
+            sys.path_importer_cache.pop(key, None)
+
+
+def test_the_parent_process_start_is_read_from_proc() -> None:
+    started = udfs._parent_started_at()
+    if not Path("/proc/self/stat").exists():  # not Linux: no mark, archives re-read once
+        assert started is None
+        return
+    assert started is not None
+    assert _boot_time() <= started <= time.time()
+
+
+def _boot_time() -> float:
+    with open("/proc/stat") as fh:
+        return float(next(line.split()[1] for line in fh if line.startswith("btime ")))
 
 
 def test_long_lived_state_built_later_is_frozen_too() -> None:
