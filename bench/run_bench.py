@@ -602,7 +602,8 @@ def run_job(
 def udf_stage(events: Path, cores: int) -> dict | None:
     """The parse UDF's Spark stage in a job's event log (the stage whose Python workers ran
     longest): its seconds and tasks; Spark's Python metrics summed over its tasks (seconds to
-    start the workers, to initialize them (imports, the UDF), to run them); the first ``cores``
+    start the workers, to initialize them (the task's set-up, imports, the UDF; on a reused
+    worker also the wait for the next task), to run them); the first ``cores``
     tasks' mean length over the others' (what starting the workers, building the parser and
     the JVM compiling the Arrow path add per core); and the core-seconds left idle at the end
     (the last tasks of each core end at different times). None without an event log.
@@ -805,8 +806,11 @@ def main(argv: list[str] | None = None) -> int:
     jobs: list[JobRun] = []
     rnd = random.Random(11)
     for log in args.logs:
-        print(f"[bench] distinct statements of {log} ...", file=sys.stderr)
-        distinct = distinct_statements(log)
+        if args.jobs_only:  # no loop: the statements' pure-Python twin pass is not needed
+            distinct = []
+        else:
+            print(f"[bench] distinct statements of {log} ...", file=sys.stderr)
+            distinct = distinct_statements(log)
         sample = (
             rnd.sample(distinct, min(args.loop_sample, len(distinct)))
             if args.loop_sample
@@ -1094,26 +1098,41 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
             "",
             "The parse UDF's Spark stage in each run (from the job's event log; the job's *parse*"
             " stage above adds the incremental anti-join's Delta read and the count). Worker"
-            " start / init / run are Spark's Python metrics summed over the stage's tasks;"
+            " start / init / run are Spark's Python metrics summed over the stage's tasks"
+            " (*init* runs from the worker's turn to a task until the UDF is ready: on a reused"
+            " worker it includes the wait for the JVM to hand it the task, so it is not all"
+            " work);"
             " *first tasks' extra* is how much longer each core's first task ran than the"
             " others on average (the workers' start and imports, the parser's set-up, the JVM"
             " compiling the Arrow path); *idle at the end* the core-seconds between each core's"
-            " last task and the stage's end.",
+            " last task and the stage's end. *x 2 x (a)*: the distinct statements over the UDF"
+            " stage's seconds, against the cores x the loop (a); *warm*: the same with each"
+            " core's first task as long as the others (the stage's seconds less the first"
+            " tasks' extra): what the stage reaches once started, which a longer log"
+            " approaches.",
             "",
             "| log | UDF stage s | tasks | worker start s | worker init s | workers run s"
-            " | first tasks' extra s | idle at the end core-s | MB to / from Python |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+            " | first tasks' extra s | idle at the end core-s | MB to / from Python"
+            " | x 2 x (a) | warm x 2 x (a) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for j in jobs:
+            loop_rate = (j.loop or a).rate
             for u in j.repeat_udf_stages:
                 if not u:
                     continue
                 extra = u["first_extra_s"]
+                ratios = [
+                    f"{j.summary['parsed'] / s / (cores * loop_rate):.2f}"
+                    if loop_rate and s > 0
+                    else "-"
+                    for s in (u["seconds"], u["seconds"] - (extra or 0.0))
+                ]
                 lines.append(
                     f"| {j.log.name} | {u['seconds']:.1f} | {u['tasks']} | {u['start_s']:.1f} |"
                     f" {u['init_s']:.1f} | {u['run_s']:.1f} |"
                     f" {'' if extra is None else f'{extra:.1f}'} | {u['idle_end_core_s']:.1f} |"
-                    f" {u['sent_mb']:.0f} / {u['returned_mb']:.0f} |"
+                    f" {u['sent_mb']:.0f} / {u['returned_mb']:.0f} | {ratios[0]} | {ratios[1]} |"
                 )
     lines += ["", "Status counts per run:", ""]
     for j in jobs:
