@@ -84,14 +84,22 @@ def _parent_started_at() -> float | None:
 
 def stamp_read_archives(older_than: float | None) -> int:
     """Mark the zipimporters this process already holds as read where their archive is older
-    than ``older_than`` (the parent process's start); returns how many were marked.
+    than ``older_than`` (the parent process's start).
 
     A zipimporter reads its archive's directory when it is made, and every zipimporter of this
     process was made after its parent started (in the process, or in the daemon it was forked
     from): an archive last modified before that is unchanged since it was read. Without the
     mark, the first task after this module's import re-reads each of them once (pyspark.zip,
     py4j and the jars of ``--packages`` on the worker's path: ~0.4 s of the worker's second
-    task, measured in the parse stage). An archive modified later is re-read as before."""
+    task, measured in the parse stage). An archive modified later is re-read as before.
+
+    Args:
+        older_than: seconds since the epoch; None marks nothing (where the parent's start
+            cannot be read, every archive is re-read once, as without this function).
+
+    Returns:
+        How many zipimporters were marked.
+    """
     if older_than is None:
         return 0
     marked = 0
