@@ -95,6 +95,7 @@ def test_a_wide_statement_sees_fewer_young_collections(thresholds_seen: list[int
     assert counts[0] * 5 < counts[1]
 
 
+@pytest.mark.usefixtures("lost_ticks")
 def test_restored_after_a_timed_out_parse() -> None:
     # (no collector callback here: the time limit's signal would be raised inside it)
     before = gc.get_threshold()

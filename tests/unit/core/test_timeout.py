@@ -6,8 +6,6 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -21,32 +19,7 @@ HEAVY = "INSERT INTO t " + " UNION ALL ".join(
 )
 
 
-@pytest.fixture(autouse=True)
-def lost_ticks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Exceptions Python could not raise during the test, kept instead of reported.
-
-    A tick handled in a finalizer loses its exception, by design (``time_limit`` fires again).
-    pytest's own hook formats each such loss, reading source files, and on a slow machine the
-    next tick (every ``RETRY_SECONDS``) can land inside that formatting: the hook then fails,
-    and the test with it, although the limit held (seen in a full test run, the unit tests
-    running after the Spark ones in one process). Here they are only kept; after the test each
-    one must come from a tick."""
-    lost: list[Any] = []
-    monkeypatch.setattr(sys, "unraisablehook", lost.append)
-    yield lost
-    assert all(_from_a_tick(u.exc_value) for u in lost), lost
-
-
-def _from_a_tick(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is a ParseTimeoutError or was raised while handling one (a finalizer
-    that wraps what interrupted it, as py4j's may in the same test process as Spark's)."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, ParseTimeoutError):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+pytestmark = pytest.mark.usefixtures("lost_ticks")
 
 
 def test_time_limit_raises_in_block() -> None:
