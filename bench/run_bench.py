@@ -1117,14 +1117,14 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
         ]
         for j in jobs:
-            loop_rate = (j.loop or a).rate
+            own = j.loop or a
             for u in j.repeat_udf_stages:
                 if not u:
                     continue
                 extra = u["first_extra_s"]
                 ratios = [
-                    f"{j.summary['parsed'] / s / (cores * loop_rate):.2f}"
-                    if loop_rate and s > 0
+                    f"{_vs_loop(j.summary['parsed'] / s / cores, own):.2f}"
+                    if own.rate and s > 0
                     else "-"
                     for s in (u["seconds"], u["seconds"] - (extra or 0.0))
                 ]

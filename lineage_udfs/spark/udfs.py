@@ -58,14 +58,19 @@ def _invalidate_if_changed(self: zipimport.zipimporter) -> None:
     per task, whatever the task does (16 parse tasks per run on 2 cores: ~0.7 s of the stage).
     An archive that changed is still re-read.
     """
-    try:
-        stat = os.stat(self.archive)
-        stamp = (stat.st_size, stat.st_mtime_ns)
-    except OSError:
-        stamp = None
+    stamp = _archive_stamp(self)
     if stamp is None or getattr(self, "_lineage_stamp", None) != stamp:
         _reread_zip_directory(self)
         self._lineage_stamp = stamp  # type: ignore[attr-defined]
+
+
+def _archive_stamp(importer: zipimport.zipimporter) -> tuple[int, int] | None:
+    """The size and modification time (ns) of ``importer``'s archive; None if it is gone."""
+    try:
+        stat = os.stat(importer.archive)
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _parent_started_at() -> float | None:
@@ -106,12 +111,9 @@ def stamp_read_archives(older_than: float | None) -> int:
     for importer in list(sys.path_importer_cache.values()):
         if not isinstance(importer, zipimport.zipimporter) or hasattr(importer, "_lineage_stamp"):
             continue
-        try:
-            stat = os.stat(importer.archive)
-        except OSError:
-            continue
-        if stat.st_mtime < older_than - 1.0:  # /proc's boot time is in whole seconds
-            importer._lineage_stamp = (stat.st_size, stat.st_mtime_ns)  # type: ignore[attr-defined]
+        stamp = _archive_stamp(importer)
+        if stamp is not None and stamp[1] < (older_than - 1.0) * 1e9:  # btime: whole seconds
+            importer._lineage_stamp = stamp  # type: ignore[attr-defined]
             marked += 1
     return marked
 
