@@ -1165,7 +1165,7 @@ def write_report(args, command, started_at, load_start, load_end, loops, sqll, j
             )
             lines.append(
                 f"| ≥ 100 x sqllineage statements/s per core | {per_core:,.1f} vs"
-                f" {sqll.rate:,.2f} = {per_core / sqll.rate if sqll.rate else 0:,.0f}x |"
+                f" {sqll.rate:,.3f} = {per_core / sqll.rate if sqll.rate else 0:,.2f}x |"
                 f" {'yes' if sqll.rate and per_core >= 100 * sqll.rate else 'no'} |"
             )
         big = [x for x in jobs if x.summary["rows_read"] >= 1_000_000]
