@@ -39,6 +39,7 @@ test-fast: venv  ## no Spark
 
 lint: venv  ## ruff, the import contracts, mypy over the parser core
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 

@@ -43,20 +43,63 @@ _RANK = {Sub.IDENTITY: 0, Sub.TRANSFORMATION: 1, Sub.AGGREGATION: 2, Sub.MASKED:
 
 MASKING_FUNCTIONS = frozenset(
     {
-        "md5", "sha", "sha1", "sha2", "sha256", "sha512", "sha224", "sha384", "hash", "mask",
-        "mask_hash", "mask_first_n", "mask_last_n", "mask_show_first_n", "mask_show_last_n",
-        "md5_hex", "md5_binary", "sha1_hex", "sha2_hex", "sha1_binary", "sha2_binary",
-        "hash_agg", "farm_fingerprint", "fingerprint", "crc32", "hashbytes", "standard_hash",
-        "ora_hash", "xxhash64", "murmur3", "md5_number_lower64", "md5_number_upper64",
-        "sha256_hex", "to_hex_sha256", "encrypt", "aes_encrypt", "redact", "anonymize",
+        "md5",
+        "sha",
+        "sha1",
+        "sha2",
+        "sha256",
+        "sha512",
+        "sha224",
+        "sha384",
+        "hash",
+        "mask",
+        "mask_hash",
+        "mask_first_n",
+        "mask_last_n",
+        "mask_show_first_n",
+        "mask_show_last_n",
+        "md5_hex",
+        "md5_binary",
+        "sha1_hex",
+        "sha2_hex",
+        "sha1_binary",
+        "sha2_binary",
+        "hash_agg",
+        "farm_fingerprint",
+        "fingerprint",
+        "crc32",
+        "hashbytes",
+        "standard_hash",
+        "ora_hash",
+        "xxhash64",
+        "murmur3",
+        "md5_number_lower64",
+        "md5_number_upper64",
+        "sha256_hex",
+        "to_hex_sha256",
+        "encrypt",
+        "aes_encrypt",
+        "redact",
+        "anonymize",
     }
 )
 """Function names whose output masks their input (DIRECT/MASKED)."""
 
 _MASK_TYPES = tuple(
     t
-    for t in (getattr(exp, n, None) for n in ("MD5", "MD5Digest", "SHA", "SHA2", "SHA1Digest",
-                                              "SHA2Digest", "FarmFingerprint", "StandardHash"))
+    for t in (
+        getattr(exp, n, None)
+        for n in (
+            "MD5",
+            "MD5Digest",
+            "SHA",
+            "SHA2",
+            "SHA1Digest",
+            "SHA2Digest",
+            "FarmFingerprint",
+            "StandardHash",
+        )
+    )
     if isinstance(t, type)
 )
 
@@ -79,8 +122,8 @@ def compose(outer: Sub, inner: Sub) -> Sub:
 
 def transformation_type(subtype: Sub) -> TransformationType:
     """DIRECT or INDIRECT for a subtype."""
-    return TransformationType.INDIRECT if subtype in INDIRECT_SUBTYPES else (
-        TransformationType.DIRECT
+    return (
+        TransformationType.INDIRECT if subtype in INDIRECT_SUBTYPES else (TransformationType.DIRECT)
     )
 
 
@@ -223,8 +266,10 @@ class _Resolver:
         stack: list[exp.Expr] = [node]
         while stack:
             item = stack.pop()
-            while isinstance(item, exp.Subquery) and isinstance(item.this, exp.Query) and not (
-                item.args.get("with_")
+            while (
+                isinstance(item, exp.Subquery)
+                and isinstance(item.this, exp.Query)
+                and not (item.args.get("with_"))
             ):
                 item = item.this
             if (isinstance(item, exp.SetOperation) and not item.args.get("with_")) or (
@@ -308,14 +353,20 @@ class _Resolver:
         new: list[Output] = []
         if pivot.args.get("unpivot"):
             values = pivot.expressions[0] if pivot.expressions else None
-            value_names = [self.col_name(v) for v in (
-                values.expressions if isinstance(values, exp.Tuple) else pivot.expressions
-            )]
+            value_names = [
+                self.col_name(v)
+                for v in (
+                    values.expressions if isinstance(values, exp.Tuple) else pivot.expressions
+                )
+            ]
             value_deps: list[set[Dep]] = [set() for _ in value_names]
             name_cols: list[str] = []
             for field_ in fields:
-                name_cols.append(self.col_name(field_.this if not isinstance(
-                    field_.this, exp.Column) else field_.this.this))
+                name_cols.append(
+                    self.col_name(
+                        field_.this if not isinstance(field_.this, exp.Column) else field_.this.this
+                    )
+                )
                 for item in field_.expressions:
                     if isinstance(item, exp.PivotAlias | exp.Alias):
                         item = item.this
@@ -350,8 +401,9 @@ class _Resolver:
         used_lower = {u.lower() for u in used}
         cols = src.columns()
         alias = pivot.args.get("alias")
-        renames = [self.col_name(c) for c in alias.columns] if isinstance(
-            alias, exp.TableAlias) else []
+        renames = (
+            [self.col_name(c) for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+        )
         if cols is None and len(renames) > len(new):
             # the alias list names the pass-through columns too: assume they keep their names
             cols = tuple(renames[: len(renames) - len(new)])
@@ -360,8 +412,9 @@ class _Resolver:
         outputs = [(c, src.lookup(c) or frozenset()) for c in cols if c.lower() not in used_lower]
         outputs.extend(new)
         if renames:
-            outputs = [(renames[i] if i < len(renames) else n, d)
-                       for i, (n, d) in enumerate(outputs)]
+            outputs = [
+                (renames[i] if i < len(renames) else n, d) for i, (n, d) in enumerate(outputs)
+            ]
         return _Source(outputs=outputs)
 
     def _plain_relation(
@@ -382,9 +435,12 @@ class _Resolver:
                 return alias or node.name.lower(), self.cte_source(cte, [])
             name = self.ctx.table_name(node)
             wrapped = node.this
-            if name is None and isinstance(wrapped, exp.Expr) and isinstance(
-                wrapped.this, exp.Table
-            ) and type(wrapped).__name__ == "SemanticView":
+            if (
+                name is None
+                and isinstance(wrapped, exp.Expr)
+                and isinstance(wrapped.this, exp.Table)
+                and type(wrapped).__name__ == "SemanticView"
+            ):
                 # Snowflake SEMANTIC_VIEW(v METRICS m DIMENSIONS d): columns come from v
                 inner_name = self.ctx.table_name(wrapped.this)
                 if inner_name is not None:
@@ -417,8 +473,11 @@ class _Resolver:
             src = _rename(self.query(node.this, [current, *outer]), node.args.get("alias"), self)
             return alias, src
         if isinstance(node, exp.Unnest | exp.Lateral | exp.UDTF):
-            deps = self.expr_deps(node.this if isinstance(node, exp.Lateral) else node,
-                                  [current, *outer], Sub.TRANSFORMATION)
+            deps = self.expr_deps(
+                node.this if isinstance(node, exp.Lateral) else node,
+                [current, *outer],
+                Sub.TRANSFORMATION,
+            )
             src = _Source(udtf=frozenset(deps))
             names = []
             table_alias = node.args.get("alias")
@@ -464,8 +523,9 @@ class _Resolver:
                 self._indirect(on, env, Sub.JOIN)
             for u in join.args.get("using") or []:
                 using_cols.add(self.col_name(u if isinstance(u, exp.Identifier) else u.this))
-                self._indirect_name(self.col_name(u if isinstance(u, exp.Identifier) else u.this),
-                                    sources, Sub.JOIN)
+                self._indirect_name(
+                    self.col_name(u if isinstance(u, exp.Identifier) else u.this), sources, Sub.JOIN
+                )
         outputs: list[Output] = []
         stars: list[_Source] = []
         aliases: dict[str, frozenset[Dep]] = {}
@@ -482,9 +542,13 @@ class _Resolver:
             )
             outputs.append((name, deps))
             aliases.setdefault(name, deps)
-        for key, subtype in (("where", Sub.FILTER), ("having", Sub.FILTER),
-                             ("qualify", Sub.FILTER), ("group", Sub.GROUP_BY),
-                             ("order", Sub.SORT)):
+        for key, subtype in (
+            ("where", Sub.FILTER),
+            ("having", Sub.FILTER),
+            ("qualify", Sub.FILTER),
+            ("group", Sub.GROUP_BY),
+            ("order", Sub.SORT),
+        ):
             part = select.args.get(key)
             if part is not None:  # WHERE cannot see SELECT aliases; the others can
                 self._indirect(part, env, subtype, aliases=None if key == "where" else aliases)
@@ -506,8 +570,10 @@ class _Resolver:
     ) -> None:
         star = projection if isinstance(projection, exp.Star) else projection.this
         qualifier = projection.table.lower() if isinstance(projection, exp.Column) else ""
-        except_ = {self.col_name(e if isinstance(e, exp.Identifier) else e.this)
-                   for e in (star.args.get("except_") or star.args.get("except") or [])}
+        except_ = {
+            self.col_name(e if isinstance(e, exp.Identifier) else e.this)
+            for e in (star.args.get("except_") or star.args.get("except") or [])
+        }
         replace = {}
         for r in star.args.get("replace") or []:
             if isinstance(r, exp.Alias):
@@ -588,8 +654,10 @@ class _Resolver:
             if isinstance(item, exp.Query):
                 src = self.query(item, env)
                 first = (src.outputs or [("", frozenset())])[0][1]
-                inner = sub if not isinstance(item.parent, exp.Exists | exp.In) else (
-                    Sub.CONDITIONAL if sub not in INDIRECT_SUBTYPES else sub
+                inner = (
+                    sub
+                    if not isinstance(item.parent, exp.Exists | exp.In)
+                    else (Sub.CONDITIONAL if sub not in INDIRECT_SUBTYPES else sub)
                 )
                 for t, c, s in first:
                     out.add((t, c, compose(inner, s)))
@@ -614,8 +682,12 @@ class _Resolver:
                 cond = self._test_fn([a for a, k in zip(rest, is_key, strict=True) if not k])
                 stack.append((operand, cond(sub, Sub.CONDITIONAL)))
                 for arg, key in zip(rest, is_key, strict=True):
-                    stack.append((arg, cond(sub, Sub.CONDITIONAL) if key else (
-                        _step(sub, Sub.TRANSFORMATION))))
+                    stack.append(
+                        (
+                            arg,
+                            cond(sub, Sub.CONDITIONAL) if key else (_step(sub, Sub.TRANSFORMATION)),
+                        )
+                    )
                 continue
             if isinstance(item, exp.If):
                 cond = self._test_fn([item.args.get("true"), item.args.get("false")])
@@ -646,8 +718,10 @@ class _Resolver:
                 if isinstance(order, exp.Order):
                     # an ordered-set aggregate (PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x))
                     # aggregates its ORDER BY column; LISTAGG(y) WITHIN GROUP only sorts by it
-                    key_sub = _step(sub, Sub.AGGREGATION) if _is_ordered_set(item.this) else (
-                        self._sort(sub, Sub.SORT)
+                    key_sub = (
+                        _step(sub, Sub.AGGREGATION)
+                        if _is_ordered_set(item.this)
+                        else (self._sort(sub, Sub.SORT))
                     )
                     for ordered in order.expressions:
                         stack.append((ordered, key_sub))
@@ -657,8 +731,9 @@ class _Resolver:
                 # max_by(v, key) / argMax: key picks the row; count_if(cond), sumIf(v, cond):
                 # cond picks the rows; NVL2(test, a, b): test picks the branch
                 values, keys, key_kind = selector
-                value_sub = _step(sub, Sub.TRANSFORMATION if isinstance(item, exp.Nvl2) else (
-                    Sub.AGGREGATION))
+                value_sub = _step(
+                    sub, Sub.TRANSFORMATION if isinstance(item, exp.Nvl2) else (Sub.AGGREGATION)
+                )
                 key_fn = self._sort if key_kind is Sub.SORT else self._test_fn(values)
                 for arg in values:
                     stack.append((arg, value_sub))
@@ -719,15 +794,29 @@ class _Resolver:
             return frozenset()
         if prefer_alias and aliases and name in aliases:
             return aliases[name]
-        if aliases and name in aliases and self.ctx.dialect in _LATERAL_ALIAS_DIALECTS and not (
-            f"\x01col:{name}" in env[0]
-            or any(s.has(name) for k, s in env[0].items() if not k.startswith("\x01"))
+        if (
+            aliases
+            and name in aliases
+            and self.ctx.dialect in _LATERAL_ALIAS_DIALECTS
+            and not (
+                f"\x01col:{name}" in env[0]
+                or any(s.has(name) for k, s in env[0].items() if not k.startswith("\x01"))
+            )
         ):
             # a lateral column alias (SELECT a * b AS x, x + 1 AS y): the earlier output,
             # unless a relation of this SELECT is known to have a column of that name
             return aliases[name]
-        if name in self.ctx.variables and self.ctx.dialect not in _VARIABLES_NEED_PREFIX and not (
-            any(s.has(name) for level in env for k, s in level.items() if not k.startswith("\x01"))
+        if (
+            name in self.ctx.variables
+            and self.ctx.dialect not in _VARIABLES_NEED_PREFIX
+            and not (
+                any(
+                    s.has(name)
+                    for level in env
+                    for k, s in level.items()
+                    if not k.startswith("\x01")
+                )
+            )
         ):
             return frozenset()  # a procedure parameter or variable, not a column
         for level in env:
@@ -777,9 +866,22 @@ class _Resolver:
 _FILTERING_SET_OPS: tuple[type[exp.SetOperation], ...] = (exp.Except,)
 """Set operations whose right branch only filters the left one's rows (EXCEPT / MINUS)."""
 _PSEUDO_COLUMNS: dict[str | None, frozenset[str]] = {
-    "oracle": frozenset({"level", "rownum", "rowid", "connect_by_isleaf", "connect_by_iscycle",
-                         "ora_rowscn", "sysdate", "systimestamp", "user", "uid",
-                         "sessiontimezone", "dbtimezone"}),
+    "oracle": frozenset(
+        {
+            "level",
+            "rownum",
+            "rowid",
+            "connect_by_isleaf",
+            "connect_by_iscycle",
+            "ora_rowscn",
+            "sysdate",
+            "systimestamp",
+            "user",
+            "uid",
+            "sessiontimezone",
+            "dbtimezone",
+        }
+    ),
     "postgres": frozenset({"user", "current_role", "current_user", "session_user"}),
     "redshift": frozenset({"user", "current_user", "session_user", "sysdate"}),
     "mysql": frozenset({"utc_date", "utc_time", "utc_timestamp"}),
@@ -846,9 +948,7 @@ def _rename(src: _Source, alias: exp.Expr | None, resolver: _Resolver) -> _Sourc
     if not isinstance(alias, exp.TableAlias) or not alias.columns or src.outputs is None:
         return src
     names = [resolver.col_name(c) for c in alias.columns]
-    outputs = [
-        (names[i] if i < len(names) else n, deps) for i, (n, deps) in enumerate(src.outputs)
-    ]
+    outputs = [(names[i] if i < len(names) else n, deps) for i, (n, deps) in enumerate(src.outputs)]
     return _Source(outputs=outputs, star=src.star, is_union=src.is_union)
 
 
@@ -881,8 +981,16 @@ def _sort_ctx(ctx: Sub, _: Sub) -> Sub:
 
 
 _ORDERED_SET_AGGREGATES = frozenset(
-    {"percentile_cont", "percentile_disc", "mode", "rank", "dense_rank", "percent_rank",
-     "cume_dist", "median"}
+    {
+        "percentile_cont",
+        "percentile_disc",
+        "mode",
+        "rank",
+        "dense_rank",
+        "percent_rank",
+        "cume_dist",
+        "median",
+    }
 )
 """Aggregates whose ``WITHIN GROUP (ORDER BY x)`` names the aggregated value x."""
 _ARG_BY_FUNCTIONS = frozenset({"max_by", "min_by", "arg_max", "arg_min", "argmax", "argmin"})
@@ -974,8 +1082,19 @@ def _sql_name(cls: type) -> str | None:
 
 
 _CASE_BY_CASE = (
-    exp.Column, exp.Query, exp.Case, exp.If, exp.Window, exp.Order, exp.WithinGroup,
-    exp.Filter, exp.ArgMax, exp.ArgMin, exp.CountIf, exp.Nvl2, exp.Anonymous,
+    exp.Column,
+    exp.Query,
+    exp.Case,
+    exp.If,
+    exp.Window,
+    exp.Order,
+    exp.WithinGroup,
+    exp.Filter,
+    exp.ArgMax,
+    exp.ArgMin,
+    exp.CountIf,
+    exp.Nvl2,
+    exp.Anonymous,
     exp.AnonymousAggFunc,
 )
 """Classes ``expr_deps`` handles by the node, not by its class (see ``_selector_args``)."""
@@ -1052,9 +1171,11 @@ def extract_column_edges(
         outputs = src.outputs or []
         if target is None:
             return ColumnLineage(result_columns=_result_columns(outputs, resolver.indirect))
-        known = resolver.catalog.columns(target) if statement.find_ancestor(
-            exp.Insert
-        ) is not None or isinstance(statement, exp.Insert) else None
+        known = (
+            resolver.catalog.columns(target)
+            if statement.find_ancestor(exp.Insert) is not None or isinstance(statement, exp.Insert)
+            else None
+        )
         if isinstance(statement, exp.Insert) and statement.args.get("by_name"):
             # INSERT … BY NAME (Databricks, DuckDB): each query column fills the target column
             # of its name, whatever the order
@@ -1068,8 +1189,8 @@ def extract_column_edges(
             elif dynamic and len(outputs) > len(dynamic) and not src.star:
                 # no schema: the last columns of the query fill the dynamic partitions
                 outputs = outputs[: -len(dynamic)] + [
-                    (name, deps) for name, (_, deps) in zip(
-                        dynamic, outputs[-len(dynamic):], strict=True)
+                    (name, deps)
+                    for name, (_, deps) in zip(dynamic, outputs[-len(dynamic) :], strict=True)
                 ]
         pairs = _map_to_target(outputs, tables.target_columns, known)
         if not tables.target_columns and not known:
@@ -1124,9 +1245,7 @@ def _result_columns(outputs: list[Output], indirect: Iterable[Dep]) -> tuple[Res
     )
 
 
-def _partition_spec(
-    statement: exp.Expr, resolver: _Resolver
-) -> tuple[set[str], list[str]]:
+def _partition_spec(statement: exp.Expr, resolver: _Resolver) -> tuple[set[str], list[str]]:
     """An INSERT's ``PARTITION (…)`` clause: its static and dynamic column names (lower case).
 
     ``PARTITION (dt='x', h)`` → ({'dt'}, ['h']); no clause → (set(), []).
@@ -1263,7 +1382,7 @@ def _merge_pairs(
     insert_env = [{k: s for k, s in sources.items() if s is using}] if using is not None else env
     pairs: list[tuple[str, frozenset[Dep]]] = []
     whens = statement.args.get("whens")
-    for when in (whens.expressions if whens is not None else []):
+    for when in whens.expressions if whens is not None else []:
         cond = when.args.get("condition")
         if cond is not None:
             resolver._indirect(cond, env, Sub.FILTER)
@@ -1277,8 +1396,9 @@ def _merge_pairs(
             for eq in then.expressions:
                 if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column):
                     name = resolver.col_name(eq.this.this)
-                    pairs.append((name, frozenset(resolver.expr_deps(eq.expression, env,
-                                                                     Sub.IDENTITY))))
+                    pairs.append(
+                        (name, frozenset(resolver.expr_deps(eq.expression, env, Sub.IDENTITY)))
+                    )
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star) or (
                 isinstance(then.this, exp.Var) and then.this.name.upper() == "ROW"
@@ -1287,18 +1407,24 @@ def _merge_pairs(
                 continue
             cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
             vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
-            if len(cols) == 1 and isinstance(cols[0], exp.Anonymous) and (
-                cols[0].name.upper() == "VALUES"
-            ) and not vals:
+            if (
+                len(cols) == 1
+                and isinstance(cols[0], exp.Anonymous)
+                and (cols[0].name.upper() == "VALUES")
+                and not vals
+            ):
                 # INSERT VALUES (…) without a column list (sqlglot reads the values as a call)
                 vals = cols[0].expressions
-                names = list(known) if known and len(known) == len(vals) else [
-                    resolver.output_name(v, i) for i, v in enumerate(vals)
-                ]
+                names = (
+                    list(known)
+                    if known and len(known) == len(vals)
+                    else [resolver.output_name(v, i) for i, v in enumerate(vals)]
+                )
                 for name, val in zip(names, vals, strict=True):
                     if not name.startswith("_col_"):
-                        pairs.append((name, frozenset(resolver.expr_deps(val, insert_env,
-                                                                         Sub.IDENTITY))))
+                        pairs.append(
+                            (name, frozenset(resolver.expr_deps(val, insert_env, Sub.IDENTITY)))
+                        )
                 continue
             for col, val in zip(cols, vals, strict=False):
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
@@ -1312,8 +1438,10 @@ def _merge_source(statement: exp.Merge, sources: dict[str, _Source]) -> _Source 
     using = statement.args.get("using")
     if not isinstance(using, exp.Expr):
         return None
-    key = using.alias.lower() if using.alias else (
-        using.name.lower() if isinstance(using, exp.Table) else ""
+    key = (
+        using.alias.lower()
+        if using.alias
+        else (using.name.lower() if isinstance(using, exp.Table) else "")
     )
     return sources.get(key)
 

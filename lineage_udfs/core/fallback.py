@@ -17,12 +17,27 @@ from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.timeout import ParseTimeoutError
 
 _SQLFLUFF_DIALECTS = {
-    None: "ansi", "spark": "sparksql", "spark2": "sparksql", "databricks": "databricks",
-    "hive": "hive", "snowflake": "snowflake", "bigquery": "bigquery", "postgres": "postgres",
-    "redshift": "redshift", "mysql": "mysql", "tsql": "tsql", "oracle": "oracle",
-    "trino": "trino", "presto": "trino", "athena": "athena", "duckdb": "duckdb",
-    "clickhouse": "clickhouse", "sqlite": "sqlite", "teradata": "teradata",
-    "materialize": "materialize", "exasol": "exasol",
+    None: "ansi",
+    "spark": "sparksql",
+    "spark2": "sparksql",
+    "databricks": "databricks",
+    "hive": "hive",
+    "snowflake": "snowflake",
+    "bigquery": "bigquery",
+    "postgres": "postgres",
+    "redshift": "redshift",
+    "mysql": "mysql",
+    "tsql": "tsql",
+    "oracle": "oracle",
+    "trino": "trino",
+    "presto": "trino",
+    "athena": "athena",
+    "duckdb": "duckdb",
+    "clickhouse": "clickhouse",
+    "sqlite": "sqlite",
+    "teradata": "teradata",
+    "materialize": "materialize",
+    "exasol": "exasol",
 }
 
 _TARGET_RE = re.compile(
@@ -32,13 +47,25 @@ _TARGET_RE = re.compile(
     r"merge\s+into|update|delete\s+from|into\s+table|\binto)\s+([\w.`\"\[\]#@$-]+)",
     re.IGNORECASE,
 )
-_SOURCE_RE = re.compile(
-    r"\b(?:from|join|using)\s+([\w.`\"\[\]#@$-]+)", re.IGNORECASE
-)
+_SOURCE_RE = re.compile(r"\b(?:from|join|using)\s+([\w.`\"\[\]#@$-]+)", re.IGNORECASE)
 _CTE_RE = re.compile(r"(?:\bwith|,)\s*([\w`\"]+)\s*(?:\([^)]*\)\s*)?as\s*\(", re.IGNORECASE)
 _KEYWORDS = frozenset(
-    {"select", "where", "set", "values", "lateral", "unnest", "table", "on", "as", "only",
-     "dual", "the", "(", "with"}
+    {
+        "select",
+        "where",
+        "set",
+        "values",
+        "lateral",
+        "unnest",
+        "table",
+        "on",
+        "as",
+        "only",
+        "dual",
+        "the",
+        "(",
+        "with",
+    }
 )
 
 
@@ -70,20 +97,26 @@ def _statement_type(sql: str) -> StatementType:
     first = head[0].lower() if head else ""
     second = " ".join(head[1:3]).lower() if len(head) > 1 else ""
     if first == "insert":
-        return StatementType.INSERT_OVERWRITE if second.startswith("overwrite") else (
-            StatementType.INSERT
+        return (
+            StatementType.INSERT_OVERWRITE
+            if second.startswith("overwrite")
+            else (StatementType.INSERT)
         )
     if first == "create":
         if re.search(r"\bview\b", sql[:200], re.IGNORECASE):
             return StatementType.CREATE_VIEW
-        return StatementType.CTAS if re.search(r"\bas\b", sql, re.IGNORECASE) else (
-            StatementType.DDL
+        return (
+            StatementType.CTAS if re.search(r"\bas\b", sql, re.IGNORECASE) else (StatementType.DDL)
         )
     return {
-        "select": StatementType.SELECT, "with": StatementType.SELECT,
-        "merge": StatementType.MERGE, "update": StatementType.UPDATE,
-        "delete": StatementType.DELETE, "drop": StatementType.DROP,
-        "truncate": StatementType.TRUNCATE, "alter": StatementType.DDL,
+        "select": StatementType.SELECT,
+        "with": StatementType.SELECT,
+        "merge": StatementType.MERGE,
+        "update": StatementType.UPDATE,
+        "delete": StatementType.DELETE,
+        "drop": StatementType.DROP,
+        "truncate": StatementType.TRUNCATE,
+        "alter": StatementType.DDL,
         "copy": StatementType.COPY,
     }.get(first, StatementType.UNKNOWN)
 
@@ -107,8 +140,11 @@ def regex_tables(
             result.targets.append(name)
     for m in _SOURCE_RE.finditer(text):
         name = _name(m.group(1), default_catalog, default_schema)
-        if name and name not in ctes and name not in result.targets and (
-            name not in result.sources
+        if (
+            name
+            and name not in ctes
+            and name not in result.targets
+            and (name not in result.sources)
         ):
             result.sources.append(name)
     if result.statement_type == StatementType.SELECT and result.targets:
@@ -215,9 +251,15 @@ class SqlfluffTier:
             kind = stmt.segments[0].get_type() if stmt.segments else ""
             refs = list(stmt.recursive_crawl("table_reference"))
             target_ids: set[int] = set()
-            if kind in ("insert_statement", "create_table_statement", "create_view_statement",
-                        "merge_statement", "update_statement", "delete_statement",
-                        "insert_overwrite_directory_statement"):
+            if kind in (
+                "insert_statement",
+                "create_table_statement",
+                "create_view_statement",
+                "merge_statement",
+                "update_statement",
+                "delete_statement",
+                "insert_overwrite_directory_statement",
+            ):
                 for ref in refs[:1]:
                     target_ids.add(id(ref))
                     n = _name(ref.raw, default_catalog, default_schema)

@@ -184,9 +184,7 @@ def _mask_token(token: str, double_quote_is_string: bool) -> str:
 # The token alternatives as named groups: which one matched *is* the token's class (a token
 # matched by a later alternative never matches an earlier class whole, or the earlier
 # alternative would have matched), so one scan replaces the per-token class tests.
-_DOLLAR_NAMED_PATTERN = DOLLAR_STRING_PATTERN.replace("(", "(?P<tag>", 1).replace(
-    "\\1", "(?P=tag)"
-)
+_DOLLAR_NAMED_PATTERN = DOLLAR_STRING_PATTERN.replace("(", "(?P<tag>", 1).replace("\\1", "(?P=tag)")
 _KINDED_TOKEN_RE = re.compile(
     "|".join(
         f"(?P<{kind}>{pattern})"

@@ -52,6 +52,7 @@ from lineage_udfs.core.variables import assigned_variables, variable_uses
 Catalog = Mapping[str, Mapping[str, object]]
 """``{qualified table name: {column: type}}`` with columns in declared order."""
 
+
 class _QuietSqlglot(logging.Filter):
     """sqlglot logs unsupported SQL verbatim (literals included): keep it out of our logs."""
 
@@ -187,8 +188,10 @@ class LineageParser:
         except ParseTimeoutError:
             return _failed(ErrorKind.TIMEOUT, "split timed out", status=ParseStatus.TIMEOUT)
         fallback = to_sqlglot_dialect(self.options.fallback_dialect)
-        if self.options.fallback_dialect and fallback != read and all(
-            c.expression is None for c in chunks
+        if (
+            self.options.fallback_dialect
+            and fallback != read
+            and all(c.expression is None for c in chunks)
         ):
             self._dialects_used.add(fallback)
             with time_limit(timeout):
@@ -221,9 +224,17 @@ class LineageParser:
             with time_limit(timeout):
                 tables = extract_tables(statement, ctx, self.options)
         except ParseTimeoutError:
-            return _Step(index, StatementType.UNKNOWN, ParseStatus.TIMEOUT, ParserName.SQLGLOT,
-                         failure=ParseFailure(ErrorKind.TIMEOUT, "table lineage timed out")), (
-                ctx), catalog
+            return (
+                _Step(
+                    index,
+                    StatementType.UNKNOWN,
+                    ParseStatus.TIMEOUT,
+                    ParserName.SQLGLOT,
+                    failure=ParseFailure(ErrorKind.TIMEOUT, "table lineage timed out"),
+                ),
+                (ctx),
+                catalog,
+            )
         except Exception as exc:
             step = self._fallback(chunk, index, ctx)
             if step.status == ParseStatus.FAILED:
@@ -233,13 +244,19 @@ class LineageParser:
             ctx = _use(ctx, statement, tables.use_database)
         step = _Step(index, tables.statement_type, ParseStatus.OK, ParserName.SQLGLOT, tables)
         if self.options.column_lineage and tables.statement_type not in (
-            StatementType.SESSION, StatementType.DROP, StatementType.TRUNCATE,
-            StatementType.DELETE, StatementType.UNKNOWN,
+            StatementType.SESSION,
+            StatementType.DROP,
+            StatementType.TRUNCATE,
+            StatementType.DELETE,
+            StatementType.UNKNOWN,
         ):
             try:
                 with time_limit(timeout):
                     step.columns = extract_column_edges(
-                        statement, tables, ctx, catalog,
+                        statement,
+                        tables,
+                        ctx,
+                        catalog,
                         conditions_as_direct=self.options.conditions_as_direct,
                     )
             except ParseTimeoutError:
@@ -253,7 +270,9 @@ class LineageParser:
         if tables.targets and step.columns.target_columns and not step.columns.star_sources:
             # (a * over a table without schema: the target has more columns than those named)
             created = tables.statement_type in (
-                StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO
+                StatementType.CTAS,
+                StatementType.CREATE_VIEW,
+                StatementType.SELECT_INTO,
             )
             if created and catalog.columns(tables.targets[0]) is None:
                 catalog = catalog.with_table(tables.targets[0], step.columns.target_columns)
@@ -274,8 +293,9 @@ class LineageParser:
                         chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema
                     )
                 if found is not None:
-                    return _Step(index, found.statement_type, ParseStatus.OK,
-                                 ParserName.SQLFLUFF, found)
+                    return _Step(
+                        index, found.statement_type, ParseStatus.OK, ParserName.SQLFLUFF, found
+                    )
             except ParseTimeoutError:
                 if budget >= timeout:  # the statement's own limit, not the tier's budget
                     failure = ParseFailure(ErrorKind.TIMEOUT, "sqlfluff timed out")
@@ -286,8 +306,14 @@ class LineageParser:
                 with time_limit(timeout):
                     found = sqlparse_tables(chunk.text, ctx.default_catalog, ctx.default_schema)
                 if found.sources or found.targets:
-                    return _Step(index, found.statement_type, ParseStatus.PARTIAL,
-                                 ParserName.SQLPARSE, found, failure=failure)
+                    return _Step(
+                        index,
+                        found.statement_type,
+                        ParseStatus.PARTIAL,
+                        ParserName.SQLPARSE,
+                        found,
+                        failure=failure,
+                    )
             except ParseTimeoutError:
                 failure = ParseFailure(ErrorKind.TIMEOUT, "sqlparse timed out")
             except Exception:
@@ -388,8 +414,11 @@ def _track_variables(
         for target in tables.targets[:1]:
             for column in step.columns.target_columns:
                 for table, source in sorted(from_columns):
-                    extra[ColumnEdge(table, source, target, column,
-                                     TransformationType.INDIRECT, subtype)] = None
+                    extra[
+                        ColumnEdge(
+                            table, source, target, column, TransformationType.INDIRECT, subtype
+                        )
+                    ] = None
     for name in sorted(read_tables):
         if name not in tables.sources:
             tables.sources.append(name)
@@ -401,9 +430,7 @@ def _track_variables(
     assigned = assigned_variables(statement, step.statement_type)
     if assigned:
         read_tables.update(tables.sources)
-        read_columns.update(
-            (r.source_table, r.source_column) for r in step.columns.result_columns
-        )
+        read_columns.update((r.source_table, r.source_column) for r in step.columns.result_columns)
         for name in assigned:
             values[name] = (frozenset(read_tables), frozenset(read_columns))
 
@@ -469,8 +496,20 @@ def _use(ctx: NameContext, statement: exp.Expr, name: str) -> NameContext:
 
 _USE_SETS_CATALOG = frozenset({"tsql", "fabric", "snowflake"})
 _USE_SETS_SCHEMA = frozenset(
-    {"spark", "spark2", "databricks", "hive", "mysql", "clickhouse", "doris", "starrocks",
-     "trino", "presto", "athena", "duckdb"}
+    {
+        "spark",
+        "spark2",
+        "databricks",
+        "hive",
+        "mysql",
+        "clickhouse",
+        "doris",
+        "starrocks",
+        "trino",
+        "presto",
+        "athena",
+        "duckdb",
+    }
 )
 """Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
 Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""

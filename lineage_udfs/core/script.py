@@ -23,8 +23,7 @@ from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.models import ColumnEdge, TableEdge
 
 _CREATING = frozenset(
-    {StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO,
-     StatementType.DDL}
+    {StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO, StatementType.DDL}
 )
 
 

@@ -29,21 +29,106 @@ _GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | r
 _DOLLAR_BODY_RE = re.compile(r"\$(\w*)\$(.*?)\$\1\$", re.DOTALL)
 
 _STARTERS = frozenset(
-    {"INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP", "ALTER", "TRUNCATE", "WITH",
-     "SELECT", "USE", "COPY", "REPLACE", "RENAME", "CACHE", "UNCACHE", "REFRESH"}
+    {
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "WITH",
+        "SELECT",
+        "USE",
+        "COPY",
+        "REPLACE",
+        "RENAME",
+        "CACHE",
+        "UNCACHE",
+        "REFRESH",
+    }
 )
 _CONTROL = frozenset(
-    {"BEGIN", "END", "IF", "ELSE", "ELSEIF", "ELSIF", "WHILE", "LOOP", "DECLARE", "RETURN",
-     "PRINT", "RAISERROR", "THROW", "LEAVE", "ITERATE", "CONTINUE", "BREAK", "EXCEPTION",
-     "WHEN", "FOR", "REPEAT", "UNTIL", "OPEN", "FETCH", "CLOSE", "DEALLOCATE", "GOTO", "TRY",
-     "CATCH", "COMMIT", "ROLLBACK", "RAISE", "SET", "EXEC", "EXECUTE", "CALL", "LET", "THEN",
-     "DO", "LANGUAGE", "AS", "IS", "RETURNS", "TRAN", "TRANSACTION", "PERFORM", "GET",
-     "SIGNAL", "CASE", "ON"}
+    {
+        "BEGIN",
+        "END",
+        "IF",
+        "ELSE",
+        "ELSEIF",
+        "ELSIF",
+        "WHILE",
+        "LOOP",
+        "DECLARE",
+        "RETURN",
+        "PRINT",
+        "RAISERROR",
+        "THROW",
+        "LEAVE",
+        "ITERATE",
+        "CONTINUE",
+        "BREAK",
+        "EXCEPTION",
+        "WHEN",
+        "FOR",
+        "REPEAT",
+        "UNTIL",
+        "OPEN",
+        "FETCH",
+        "CLOSE",
+        "DEALLOCATE",
+        "GOTO",
+        "TRY",
+        "CATCH",
+        "COMMIT",
+        "ROLLBACK",
+        "RAISE",
+        "SET",
+        "EXEC",
+        "EXECUTE",
+        "CALL",
+        "LET",
+        "THEN",
+        "DO",
+        "LANGUAGE",
+        "AS",
+        "IS",
+        "RETURNS",
+        "TRAN",
+        "TRANSACTION",
+        "PERFORM",
+        "GET",
+        "SIGNAL",
+        "CASE",
+        "ON",
+    }
 )
 _NOT_AFTER = frozenset(
-    {"THEN", "DO", "KEY", "FOR", "UNION", "ALL", "INTERSECT", "EXCEPT", "MINUS", "DISTINCT",
-     "(", "AS", "IGNORE", "OR", "INTO", "TABLE", "CASCADE", "NOT", "BY", ",", "=", "SHALLOW",
-     "DEEP"}
+    {
+        "THEN",
+        "DO",
+        "KEY",
+        "FOR",
+        "UNION",
+        "ALL",
+        "INTERSECT",
+        "EXCEPT",
+        "MINUS",
+        "DISTINCT",
+        "(",
+        "AS",
+        "IGNORE",
+        "OR",
+        "INTO",
+        "TABLE",
+        "CASCADE",
+        "NOT",
+        "BY",
+        ",",
+        "=",
+        "SHALLOW",
+        "DEEP",
+    }
 )
 
 
@@ -82,13 +167,29 @@ def split_statements(sql: str, dialect: str | None) -> list[Chunk]:
 _DECLARES_RE = re.compile(r"\b(?:DECLARE|LET|PROCEDURE|FUNCTION)\b", re.IGNORECASE)
 _DECLARE_WORDS = ("declare", "let", "procedure", "function")
 _STRING_TOKENS = frozenset(
-    t for t in (getattr(TokenType, n, None) for n in ("STRING", "RAW_STRING", "HEREDOC_STRING"))
+    t
+    for t in (getattr(TokenType, n, None) for n in ("STRING", "RAW_STRING", "HEREDOC_STRING"))
     if t is not None
 )
 _PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT", "VARIADIC", "NOCOPY"})
 _NOT_A_DECLARATION = frozenset(
-    {"BEGIN", "END", "TYPE", "SUBTYPE", "PRAGMA", "PROCEDURE", "FUNCTION", "EXCEPTION",
-     "ASSERT", "CALL", "EXPORT", "LOAD", "HANDLER"} | _STARTERS | _CONTROL
+    {
+        "BEGIN",
+        "END",
+        "TYPE",
+        "SUBTYPE",
+        "PRAGMA",
+        "PROCEDURE",
+        "FUNCTION",
+        "EXCEPTION",
+        "ASSERT",
+        "CALL",
+        "EXPORT",
+        "LOAD",
+        "HANDLER",
+    }
+    | _STARTERS
+    | _CONTROL
 )
 
 
@@ -137,8 +238,10 @@ def _declared(sql: str, dialect: str | None, depth: int) -> set[str]:
             t.text.upper() in ("CREATE", "ALTER") for t in tokens[max(0, i - 4) : i]
         ):
             j = i + 1
-            while j < n and tokens[j].token_type not in (TokenType.L_PAREN,) and (
-                tokens[j].text.upper() not in ("AS", "IS", "BEGIN", "RETURNS", "LANGUAGE")
+            while (
+                j < n
+                and tokens[j].token_type not in (TokenType.L_PAREN,)
+                and (tokens[j].text.upper() not in ("AS", "IS", "BEGIN", "RETURNS", "LANGUAGE"))
             ):
                 j += 1
             if j < n and tokens[j].token_type == TokenType.L_PAREN:
@@ -192,9 +295,12 @@ def _declaration_section(tokens: list[Token], start: int, *, section: bool) -> s
         if tokens[i].text.upper() == "CURSOR" and i + 1 < n:
             i += 1  # PL/SQL: CURSOR c IS SELECT …
         name = _name_of(tokens[i])
-        if name is None or i + 1 >= n or tokens[i + 1].token_type in (
-            TokenType.DOT, TokenType.EQ, TokenType.L_PAREN
-        ) or tokens[i + 1].text.upper() == "HANDLER":
+        if (
+            name is None
+            or i + 1 >= n
+            or tokens[i + 1].token_type in (TokenType.DOT, TokenType.EQ, TokenType.L_PAREN)
+            or tokens[i + 1].text.upper() == "HANDLER"
+        ):
             break
         found.add(name)
         i += 1
@@ -376,17 +482,22 @@ def _string_body(expression: exp.Expr | None) -> str | None:
         body = body.expressions[0]
     if isinstance(body, exp.Literal | exp.RawString) or type(body).__name__ == "Heredoc":
         text = body.this if isinstance(body.this, str) else body.name
-        return text if re.search(r"\b(insert|update|delete|merge|create|select)\b", text,
-                                 re.IGNORECASE) else None
+        return (
+            text
+            if re.search(r"\b(insert|update|delete|merge|create|select)\b", text, re.IGNORECASE)
+            else None
+        )
     return None
 
 
 def _split(sql: str, dialect: str | None) -> list[Chunk]:
     text = _GO_RE.sub(";", sql)
     whole = _try_parse(text, dialect)
-    if whole is not None and not any(
-        _hides_statements(e) or _misread_output_into(e) for e in whole
-    ) and not _swallows_statement(text, whole, dialect):
+    if (
+        whole is not None
+        and not any(_hides_statements(e) or _misread_output_into(e) for e in whole)
+        and not _swallows_statement(text, whole, dialect)
+    ):
         if len(whole) == 1:
             return [Chunk(text.strip(), whole[0])]
         pieces = _split_on_semicolons(text, dialect)
@@ -417,20 +528,26 @@ def _try_parse(text: str, dialect: str | None) -> list[exp.Expr] | None:
             return sent_on
     parsed = _parse_once(text, dialect)
     if parsed is not None:
-        if len(parsed) == 1 and isinstance(parsed[0], exp.Command) and str(
-            parsed[0].this or ""
-        ).upper() == "REPLACE":
+        if (
+            len(parsed) == 1
+            and isinstance(parsed[0], exp.Command)
+            and str(parsed[0].this or "").upper() == "REPLACE"
+        ):
             # MySQL/SQLite REPLACE INTO t …: an INSERT for lineage (sqlglot reads a Command)
             head = re.match(r"\s*REPLACE\b(?=\s+INTO\b)", text, re.IGNORECASE)
-            insert = _parse_once("INSERT" + text[head.end():], dialect) if head else None
+            insert = _parse_once("INSERT" + text[head.end() :], dialect) if head else None
             if insert is not None and len(insert) == 1 and isinstance(insert[0], exp.Insert):
                 return insert
-        mutation = _MUTATION_RE.match(text) if len(parsed) == 1 and isinstance(
-            parsed[0], exp.Command
-        ) else None
+        mutation = (
+            _MUTATION_RE.match(text)
+            if len(parsed) == 1 and isinstance(parsed[0], exp.Command)
+            else None
+        )
         if mutation is not None:
             # ClickHouse ALTER TABLE t UPDATE c = x WHERE …: an UPDATE of t (a mutation)
-            update = _parse_once(f"UPDATE {mutation.group(1)} SET {text[mutation.end():]}", dialect)
+            update = _parse_once(
+                f"UPDATE {mutation.group(1)} SET {text[mutation.end() :]}", dialect
+            )
             if update is not None and len(update) == 1 and isinstance(update[0], exp.Update):
                 return update
         if len(parsed) == 1 and isinstance(parsed[0], exp.Command):
@@ -492,8 +609,9 @@ parse run again to get it."""
 _MEMO_MAX = 64
 
 
-def _remember(memo: dict[tuple[str, str | None], Any], key: tuple[str, str | None],
-              value: Any) -> None:
+def _remember(
+    memo: dict[tuple[str, str | None], Any], key: tuple[str, str | None], value: Any
+) -> None:
     memo[key] = value
     while len(memo) > _MEMO_MAX:
         del memo[next(iter(memo))]
@@ -505,7 +623,8 @@ _MUTATION_RE = re.compile(
 _NAME = r"(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\])(?:\.(?:[\w$#]+|\"[^\"]+\"|`[^`]+`|\[[^\]]+\]))*"
 _STORAGE_CLAUSES_RE = re.compile(
     r"^(\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,3}?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
-    + _NAME + r"(?:\s*\((?:[^()']|'(?:[^']|'')*'|\((?:[^()']|'(?:[^']|'')*')*\))*\))?)"
+    + _NAME
+    + r"(?:\s*\((?:[^()']|'(?:[^']|'')*'|\((?:[^()']|'(?:[^']|'')*')*\))*\))?)"
     r"\s+(?!AS\b)[A-Za-z_](?:[^'(;]|\([^()';]*\))*?\s+(AS\s*\(?\s*(?:SELECT|WITH)\b)",
     re.IGNORECASE | re.DOTALL,
 )
@@ -557,14 +676,18 @@ _INTO_OUTFILE_RE = re.compile(
 )
 """MySQL ``SELECT … INTO OUTFILE 'file' [FIELDS …] [FROM …]``: the query writes a file."""
 _LOAD_INFILE_RE = re.compile(
-    r"^\s*LOAD\s+DATA\s+(?:LOW_PRIORITY\s+|CONCURRENT\s+)?(LOCAL\s+)?INFILE\s+(" + _STRING
+    r"^\s*LOAD\s+DATA\s+(?:LOW_PRIORITY\s+|CONCURRENT\s+)?(LOCAL\s+)?INFILE\s+("
+    + _STRING
     + r")\s+(?:REPLACE\s+|IGNORE\s+)?INTO\s+TABLE\s+([\w.`\"$]+)",
     re.IGNORECASE,
 )
 """MySQL ``LOAD DATA [LOCAL] INFILE 'file' INTO TABLE t [FIELDS …] [(cols)] [SET …]``."""
 _DIRECTORY_USING_RE = re.compile(
-    r"\bDIRECTORY\s*(" + _STRING + r")?\s*USING\s+\w+(?:\s+OPTIONS\s*(\((?:[^()']|"
-    + _STRING + r")*\)))?",
+    r"\bDIRECTORY\s*("
+    + _STRING
+    + r")?\s*USING\s+\w+(?:\s+OPTIONS\s*(\((?:[^()']|"
+    + _STRING
+    + r")*\)))?",
     re.IGNORECASE,
 )
 """Spark ``INSERT OVERWRITE [LOCAL] DIRECTORY ['path'] USING fmt [OPTIONS (…)]``."""
@@ -667,8 +790,11 @@ MATCHED AND ((s.v > 1)) THEN DELETE WHEN NOT MATCHED THEN INSERT (k) VALUES (s.k
             depth += 1
         elif tok.token_type == TokenType.R_PAREN:
             depth -= 1
-        elif depth == 0 and tok.text.upper() == "DELETE" and 0 < i < len(tokens) - 2 and (
-            tokens[i + 1].text.upper() == "WHERE" and tokens[i - 1].text.upper() != "THEN"
+        elif (
+            depth == 0
+            and tok.text.upper() == "DELETE"
+            and 0 < i < len(tokens) - 2
+            and (tokens[i + 1].text.upper() == "WHERE" and tokens[i - 1].text.upper() != "THEN")
         ):
             end = i + 2
             level = 0
@@ -678,9 +804,9 @@ MATCHED AND ((s.v > 1)) THEN DELETE WHEN NOT MATCHED THEN INSERT (k) VALUES (s.k
                     level += 1
                 elif t.token_type == TokenType.R_PAREN:
                     level -= 1
-                elif level == 0 and (t.text.upper() == "WHEN" or t.token_type == (
-                    TokenType.SEMICOLON
-                )):
+                elif level == 0 and (
+                    t.text.upper() == "WHEN" or t.token_type == (TokenType.SEMICOLON)
+                ):
                     break
                 end += 1
             if end == i + 2:
@@ -782,27 +908,55 @@ def _parse_once(text: str, dialect: str | None) -> list[exp.Expr] | None:
 
 _BLOCK_TYPES: tuple[type[exp.Expr], ...] = tuple(
     t
-    for t in (getattr(exp, n, None) for n in ("Block", "IfBlock", "WhileBlock", "LoopBlock",
-                                              "RepeatBlock", "Try", "StoredProcedure"))
+    for t in (
+        getattr(exp, n, None)
+        for n in (
+            "Block",
+            "IfBlock",
+            "WhileBlock",
+            "LoopBlock",
+            "RepeatBlock",
+            "Try",
+            "StoredProcedure",
+        )
+    )
     if isinstance(t, type)
 )
 _STATEMENT_TYPES: tuple[type[exp.Expr], ...] = (
-    exp.Query, exp.DML, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable, exp.Copy,
-    exp.Command, exp.Use, exp.Set, exp.Cache, exp.Merge, *_BLOCK_TYPES,
+    exp.Query,
+    exp.DML,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.TruncateTable,
+    exp.Copy,
+    exp.Command,
+    exp.Use,
+    exp.Set,
+    exp.Cache,
+    exp.Merge,
+    *_BLOCK_TYPES,
 )
 
 
 def _flatten(expression: exp.Expr) -> list[exp.Expr]:
     """Statements inside procedure bodies and control-flow blocks, in order."""
     if isinstance(expression, exp.Create) and (expression.args.get("kind") or "").upper() in (
-        "PROCEDURE", "FUNCTION", "PROC", "TRIGGER"
+        "PROCEDURE",
+        "FUNCTION",
+        "PROC",
+        "TRIGGER",
     ):
         body = expression.expression
         if _string_body(expression) is not None:
             return [expression]  # expanded later by _expand_bodies
-        if isinstance(body, exp.Expr) and isinstance(body, _STATEMENT_TYPES) and not (
-            isinstance(body, exp.Query) and (expression.args.get("kind") or "").upper()
-            == "FUNCTION"
+        if (
+            isinstance(body, exp.Expr)
+            and isinstance(body, _STATEMENT_TYPES)
+            and not (
+                isinstance(body, exp.Query)
+                and (expression.args.get("kind") or "").upper() == "FUNCTION"
+            )
         ):
             return _flatten(body)
         return [expression]
@@ -855,8 +1009,7 @@ def _split_writable_ctes(statement: exp.Expr) -> list[exp.Expr]:
         written = dml.copy()
         written.set("returning", None)
         writes.append(written)
-        cte.set("this", rows if rows is not None else exp.select(exp.Null()).where(
-            exp.false()))
+        cte.set("this", rows if rows is not None else exp.select(exp.Null()).where(exp.false()))
     return [main, *writes]
 
 
@@ -875,8 +1028,10 @@ def _returned_rows(dml: exp.Expr, projections: list[exp.Expr]) -> exp.Select | N
         if not isinstance(query, exp.Query) or not isinstance(table, exp.Table):
             return None
         columns = [c.copy() for c in target.expressions] if isinstance(target, exp.Schema) else []
-        derived = exp.Subquery(this=query.copy(), alias=exp.TableAlias(
-            this=exp.to_identifier(table.alias_or_name), columns=columns))
+        derived = exp.Subquery(
+            this=query.copy(),
+            alias=exp.TableAlias(this=exp.to_identifier(table.alias_or_name), columns=columns),
+        )
         for col in select.find_all(exp.Column):
             if col.table.lower() in _NEW_ROW:
                 col.set("table", exp.to_identifier(table.alias_or_name))
@@ -906,8 +1061,10 @@ def _returned_rows(dml: exp.Expr, projections: list[exp.Expr]) -> exp.Select | N
         qualifier = col.table.lower()
         if qualifier in _OLD_ROW or qualifier in _NEW_ROW:
             col.set("table", exp.to_identifier(ref))
-        if qualifier not in _OLD_ROW and col.name.lower() in assigned and (
-            not qualifier or qualifier in _NEW_ROW or qualifier == ref.lower()
+        if (
+            qualifier not in _OLD_ROW
+            and col.name.lower() in assigned
+            and (not qualifier or qualifier in _NEW_ROW or qualifier == ref.lower())
         ):
             value = assigned[col.name.lower()].copy()
             if col.parent is select:  # a returned column keeps its name
@@ -916,10 +1073,12 @@ def _returned_rows(dml: exp.Expr, projections: list[exp.Expr]) -> exp.Select | N
     return select
 
 
-_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.HASH,
-                          TokenType.PARAMETER})
-_OUTPUT_ENDS = frozenset({"FROM", "WHERE", "SELECT", "VALUES", "DEFAULT", "WHEN", "OPTION",
-                          "EXEC", "EXECUTE", ";"})
+_NAME_TOKENS = frozenset(
+    {TokenType.VAR, TokenType.IDENTIFIER, TokenType.DOT, TokenType.HASH, TokenType.PARAMETER}
+)
+_OUTPUT_ENDS = frozenset(
+    {"FROM", "WHERE", "SELECT", "VALUES", "DEFAULT", "WHEN", "OPTION", "EXEC", "EXECUTE", ";"}
+)
 
 
 def _output_into(text: str, dialect: str | None) -> list[exp.Expr] | None:
@@ -992,8 +1151,8 @@ def _output_into(text: str, dialect: str | None) -> list[exp.Expr] | None:
                 close += 1
             columns = text[tokens[k].start : tokens[min(close, len(tokens) - 1)].end + 1]
             end = close + 1
-    rest = text[: tokens[start].start] + " " + (
-        text[tokens[end].start :] if end < len(tokens) else ""
+    rest = (
+        text[: tokens[start].start] + " " + (text[tokens[end].start :] if end < len(tokens) else "")
     )
     parsed = _parse_once(rest, dialect)
     if not parsed or len(parsed) != 1 or not isinstance(parsed[0], _DML_TYPES):
@@ -1003,8 +1162,10 @@ def _output_into(text: str, dialect: str | None) -> list[exp.Expr] | None:
     if not target:
         return [dml]
     insert = _parse_once(f"INSERT INTO {target} {columns} SELECT {outputs}", dialect)
-    if not insert or not isinstance(insert[0], exp.Insert) or not isinstance(
-        insert[0].expression, exp.Select
+    if (
+        not insert
+        or not isinstance(insert[0], exp.Insert)
+        or not isinstance(insert[0].expression, exp.Select)
     ):
         return [dml]
     rows = _returned_rows(dml, insert[0].expression.expressions)
@@ -1024,9 +1185,11 @@ def _split_multitable_insert(expression: exp.Expr) -> list[exp.Expr]:
     source = expression.args.get("source")
     out: list[exp.Expr] = []
     for branch in expression.expressions:
-        condition = branch.args.get("expression") if type(branch).__name__ == (
-            "ConditionalInsert"
-        ) else None
+        condition = (
+            branch.args.get("expression")
+            if type(branch).__name__ == ("ConditionalInsert")
+            else None
+        )
         insert = branch.this if type(branch).__name__ == "ConditionalInsert" else branch
         if not isinstance(insert, exp.Insert) or source is None:
             continue
@@ -1034,8 +1197,9 @@ def _split_multitable_insert(expression: exp.Expr) -> list[exp.Expr]:
         query = insert.expression
         select: exp.Select | None
         if isinstance(source, exp.Query):
-            derived = exp.Subquery(this=source.copy(), alias=exp.TableAlias(
-                this=exp.to_identifier("_src")))
+            derived = exp.Subquery(
+                this=source.copy(), alias=exp.TableAlias(this=exp.to_identifier("_src"))
+            )
             if isinstance(query, exp.Values) and query.expressions:
                 row = query.expressions[0]
                 values = row.expressions if isinstance(row, exp.Tuple) else [row]
@@ -1096,11 +1260,25 @@ def _hides_statements(expression: exp.Expr) -> bool:
         return True
     if keyword == "SET":
         return _SET_RUN_ON_RE.search(_top_level(text)) is not None
-    if keyword in ("SHOW", "ADD", "RENAME", "DESC", "DESCRIBE", "EXPLAIN", "GRANT",
-                   "REVOKE", "ANALYZE", "UNLOAD", "VACUUM"):
+    if keyword in (
+        "SHOW",
+        "ADD",
+        "RENAME",
+        "DESC",
+        "DESCRIBE",
+        "EXPLAIN",
+        "GRANT",
+        "REVOKE",
+        "ANALYZE",
+        "UNLOAD",
+        "VACUUM",
+    ):
         return False
-    return bool(re.search(r"\b(insert|update|delete|merge|select|create|truncate|drop)\b",
-                          text, re.IGNORECASE))
+    return bool(
+        re.search(
+            r"\b(insert|update|delete|merge|select|create|truncate|drop)\b", text, re.IGNORECASE
+        )
+    )
 
 
 _SET_RUN_ON_RE = re.compile(
@@ -1125,16 +1303,34 @@ def _top_level(text: str) -> str:
 
 
 _SWALLOWED_WORDS = frozenset(
-    {"TRUNCATE", "COMMIT", "ROLLBACK", "RETURN", "DELETE", "INSERT", "UPDATE", "MERGE",
-     "RAISERROR", "THROW", "PRINT", "EXEC", "EXECUTE", "DECLARE", "WHILE", "SET", "SELECT",
-     "DROP", "CREATE", "ALTER", "GO"}
+    {
+        "TRUNCATE",
+        "COMMIT",
+        "ROLLBACK",
+        "RETURN",
+        "DELETE",
+        "INSERT",
+        "UPDATE",
+        "MERGE",
+        "RAISERROR",
+        "THROW",
+        "PRINT",
+        "EXEC",
+        "EXECUTE",
+        "DECLARE",
+        "WHILE",
+        "SET",
+        "SELECT",
+        "DROP",
+        "CREATE",
+        "ALTER",
+        "GO",
+    }
 )
 """Statement keywords that sqlglot accepts as unquoted aliases in some dialects."""
 
 
-def _swallows_statement(
-    text: str, parsed: list[exp.Expr], dialect: str | None
-) -> bool:
+def _swallows_statement(text: str, parsed: list[exp.Expr], dialect: str | None) -> bool:
     """Whether sqlglot read the start of a next statement as an alias of this one.
 
     Without a semicolon between them (T-SQL batches and procedure bodies),
@@ -1162,7 +1358,8 @@ def _swallows_statement(
         return False
     tokens = _tokens(text, dialect) or []
     return any(
-        tok.text.upper() in names and tok.token_type != TokenType.STRING
+        tok.text.upper() in names
+        and tok.token_type != TokenType.STRING
         and (i == 0 or tokens[i - 1].text.upper() != "AS")
         for i, tok in enumerate(tokens)
     )
@@ -1223,8 +1420,10 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
         repaired = _COMPOUND_RE.sub(r"\1 = \1 \2 ", text)
         parsed = _try_parse(repaired, dialect)
         text = repaired if parsed is not None else text
-    if parsed is not None and not any(_hides_statements(e) for e in parsed) and not (
-        _swallows_statement(text, parsed, dialect)
+    if (
+        parsed is not None
+        and not any(_hides_statements(e) for e in parsed)
+        and not (_swallows_statement(text, parsed, dialect))
     ):
         if len(parsed) == 1:
             return [Chunk(text, parsed[0])]
@@ -1260,8 +1459,10 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
             end_tok = bounds[j] - 1 if j < len(bounds) - 1 else len(tokens) - 1
             piece = _strip_trailing_control(text, tokens, bounds[i], end_tok)
             got = _try_parse(piece, dialect) if piece else None
-            if got and not any(_hides_statements(e) for e in got) and not any(
-                isinstance(e, exp.Command) for e in got
+            if (
+                got
+                and not any(_hides_statements(e) for e in got)
+                and not any(isinstance(e, exp.Command) for e in got)
             ):
                 best = (j, got)
                 break
@@ -1270,9 +1471,9 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
             first = tokens[bounds[i]]
             end_tok = bounds[i + 1] - 1 if i + 1 < len(bounds) - 1 else len(tokens) - 1
             piece = text[begin : tokens[end_tok].end + 1].strip()
-            if _is_control(first) or (first.text.upper() in ("CREATE", "ALTER") and (
-                _hides_statements_text(piece)
-            )):
+            if _is_control(first) or (
+                first.text.upper() in ("CREATE", "ALTER") and (_hides_statements_text(piece))
+            ):
                 chunks.append(Chunk(piece, control=True))
             else:
                 chunks.append(Chunk(piece, None, _parse_error(piece, dialect)))
@@ -1300,7 +1501,16 @@ def _is_control(token: Token) -> bool:
 def _strip_trailing_control(text: str, tokens: list[Token], first: int, last: int) -> str:
     """The text of tokens[first..last] without trailing END / END IF / END LOOP … words."""
     while last > first and tokens[last].text.upper() in (
-        "END", "IF", "LOOP", "WHILE", "TRY", "CATCH", "ELSE", "BEGIN", "$$", "THEN"
+        "END",
+        "IF",
+        "LOOP",
+        "WHILE",
+        "TRY",
+        "CATCH",
+        "ELSE",
+        "BEGIN",
+        "$$",
+        "THEN",
     ):
         if tokens[last].text.upper() in ("IF", "LOOP", "WHILE", "TRY", "CATCH") and not (
             last - 1 > first and tokens[last - 1].text.upper() == "END"
@@ -1334,8 +1544,8 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
         if depth == 0 and not case_depth:
             is_start = False
             if (word in _STARTERS and tok.token_type not in (TokenType.STRING, TokenType.VAR)) or (
-                word in _STARTERS and word in ("USE", "RENAME", "CACHE", "UNCACHE", "REFRESH",
-                                               "COPY", "REPLACE")
+                word in _STARTERS
+                and word in ("USE", "RENAME", "CACHE", "UNCACHE", "REFRESH", "COPY", "REPLACE")
                 and prev in ("", ";", "END")
             ):
                 is_start = prev not in _NOT_AFTER or (prev == "THEN" and not in_merge)
@@ -1347,14 +1557,32 @@ def _statement_starts(tokens: list[Token]) -> list[int]:
                     is_start = False  # the INSERT's own query: `INSERT INTO t [(a, b)] SELECT`
                 if word == "REPLACE" and prev in ("OR",):
                     is_start = False
-            elif word in _CONTROL and prev not in ("END",) and word not in (
-                "AS", "IS", "ON", "SET", "FOR", "CASE", "WHEN", "THEN", "DO", "GET", "ELSE",
-                "EXCEPTION", "LANGUAGE", "RETURNS", "IF",
+            elif (
+                word in _CONTROL
+                and prev not in ("END",)
+                and word
+                not in (
+                    "AS",
+                    "IS",
+                    "ON",
+                    "SET",
+                    "FOR",
+                    "CASE",
+                    "WHEN",
+                    "THEN",
+                    "DO",
+                    "GET",
+                    "ELSE",
+                    "EXCEPTION",
+                    "LANGUAGE",
+                    "RETURNS",
+                    "IF",
+                )
             ):
                 is_start = prev not in _NOT_AFTER
-            elif (
-                word == "SET" and i + 1 < len(tokens) and tokens[i + 1].text.startswith("@")
-            ) or (word == "IF" and prev in ("", ";", "END", "BEGIN", "THEN", "ELSE", "LOOP")):
+            elif (word == "SET" and i + 1 < len(tokens) and tokens[i + 1].text.startswith("@")) or (
+                word == "IF" and prev in ("", ";", "END", "BEGIN", "THEN", "ELSE", "LOOP")
+            ):
                 is_start = True
             if is_start and i > 0:
                 starts.append(i)

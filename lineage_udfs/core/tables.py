@@ -22,9 +22,28 @@ _SESSION_TYPES: tuple[type[exp.Expr], ...] = tuple(
     for t in (
         getattr(exp, n, None)
         for n in (
-            "Set", "Use", "Show", "Describe", "Uncache", "Refresh", "Analyze", "Pragma",
-            "Transaction", "Commit", "Rollback", "Grant", "Revoke", "Execute", "Declare",
-            "Comment", "Kill", "Summarize", "Detach", "Attach", "Install", "Export",
+            "Set",
+            "Use",
+            "Show",
+            "Describe",
+            "Uncache",
+            "Refresh",
+            "Analyze",
+            "Pragma",
+            "Transaction",
+            "Commit",
+            "Rollback",
+            "Grant",
+            "Revoke",
+            "Execute",
+            "Declare",
+            "Comment",
+            "Kill",
+            "Summarize",
+            "Detach",
+            "Attach",
+            "Install",
+            "Export",
         )
     )
     if isinstance(t, type)
@@ -69,9 +88,11 @@ class NameContext:
         if not isinstance(table, exp.Table):
             return None
         this = table.this
-        if isinstance(this, exp.Anonymous) and this.name.upper() == "IDENTIFIER" and len(
-            this.expressions
-        ) == 1:
+        if (
+            isinstance(this, exp.Anonymous)
+            and this.name.upper() == "IDENTIFIER"
+            and len(this.expressions) == 1
+        ):
             this = exp.DynamicIdentifier(this=this.expressions[0])
         if isinstance(this, exp.DynamicIdentifier):
             inner = this.this
@@ -85,11 +106,14 @@ class NameContext:
                 parts = [self.ident(p) for p in inner.parts]
             else:
                 return None
-            return qualify_parts(
-                parts,
-                default_catalog=self.default_catalog,
-                default_schema=self.default_schema,
-            ) or None
+            return (
+                qualify_parts(
+                    parts,
+                    default_catalog=self.default_catalog,
+                    default_schema=self.default_schema,
+                )
+                or None
+            )
         if isinstance(this, exp.Var) and this.name.startswith("@"):
             return stage_name(this.name)  # a stage (Snowflake) used as a dataset
         if isinstance(this, exp.Func) and self.file_datasets:  # read_parquet('s3://…')
@@ -99,11 +123,14 @@ class NameContext:
         if isinstance(this, exp.Func):  # remote('h', db.t), table_changes('db.t', 1)
             named = self._function_table(this)
             if named:
-                return qualify_parts(
-                    named,
-                    default_catalog=self.default_catalog,
-                    default_schema=self.default_schema,
-                ) or None
+                return (
+                    qualify_parts(
+                        named,
+                        default_catalog=self.default_catalog,
+                        default_schema=self.default_schema,
+                    )
+                    or None
+                )
         if not isinstance(this, exp.Identifier):
             if isinstance(this, exp.Dot):
                 parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
@@ -116,8 +143,11 @@ class NameContext:
             parts[1] = ""  # Delta Live Tables LIVE.x: table x of the pipeline's own schema
         name = self.ident(this)
         alias = table.args.get("alias")
-        if name == "table" and not this.args.get("quoted") and not any(parts) and (
-            isinstance(alias, exp.TableAlias) and alias.this is not None
+        if (
+            name == "table"
+            and not this.args.get("quoted")
+            and not any(parts)
+            and (isinstance(alias, exp.TableAlias) and alias.this is not None)
         ):
             name = self.ident(alias.this)  # DELETE FROM TABLE t: the keyword, then the name
         if self.dialect == "bigquery" and "$" in name:
@@ -131,7 +161,6 @@ class NameContext:
             default_catalog=self.default_catalog,
             default_schema=self.default_schema,
         )
-
 
     def _function_table(self, func: exp.Func) -> list[str] | None:
         """The name parts of the table a table function reads, if it reads one named table.
@@ -255,8 +284,8 @@ def file_function_path(func: exp.Expr, dialect: str | None) -> str | None:
     if not isinstance(func, exp.Func):
         return None
     name = (func.sql_name() if not isinstance(func, exp.Anonymous) else func.name).lower()
-    position = 0 if name in _FILE_READERS else _DIALECT_FILE_READERS.get(dialect or "", {}).get(
-        name
+    position = (
+        0 if name in _FILE_READERS else _DIALECT_FILE_READERS.get(dialect or "", {}).get(name)
     )
     if position is None:
         return None
@@ -395,8 +424,10 @@ def classify_statement(statement: exp.Expr) -> StatementType:
             return StatementType.SELECT_INTO
         return StatementType.SELECT
     if isinstance(statement, exp.Insert):
-        return StatementType.INSERT_OVERWRITE if statement.args.get("overwrite") else (
-            StatementType.INSERT
+        return (
+            StatementType.INSERT_OVERWRITE
+            if statement.args.get("overwrite")
+            else (StatementType.INSERT)
         )
     if isinstance(statement, exp.Create):
         kind = (statement.args.get("kind") or "").upper()
@@ -458,8 +489,10 @@ _RENAME_RE = re.compile(
 """``RENAME TABLE a TO b[, c TO d]`` (MySQL, ClickHouse), ``RENAME VIEW`` (Teradata) and
 Oracle's ``RENAME a TO b``; not users, databases, routines or sequences."""
 _CLONE_RE = re.compile(
-    r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?" + _named("dst")
-    + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+" + _named("src"),
+    r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    + _named("dst")
+    + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+"
+    + _named("src"),
     re.IGNORECASE,
 )
 """Databricks ``CREATE TABLE t [SHALLOW|DEEP] CLONE s``, BigQuery ``CREATE SNAPSHOT TABLE t
@@ -484,7 +517,10 @@ _MOVE_PARTITION_RE = re.compile(
 )
 """ClickHouse ``ALTER TABLE s MOVE PARTITION p TO TABLE t``: the partition moves to t."""
 _APPEND_RE = re.compile(
-    r"^\s*TABLE\s+" + _named("dst") + r"\s+APPEND\s+FROM\s+" + _named("src")
+    r"^\s*TABLE\s+"
+    + _named("dst")
+    + r"\s+APPEND\s+FROM\s+"
+    + _named("src")
     + r"(?:\s+(?:IGNOREEXTRA|FILLTARGET))?\s*$",
     re.IGNORECASE,
 )
@@ -498,7 +534,8 @@ _REPAIR_TABLE_RE = re.compile(r"^\s*(?:REPAIR\s+)?TABLE\s+" + _named("dst"), re.
 """Hive/Spark ``MSCK REPAIR TABLE t``: t's partition metadata is rebuilt (DDL on t)."""
 
 _REFRESH_RE = re.compile(
-    r"^\s*(?:MATERIALIZED\s+VIEW|STREAMING\s+TABLE)\s+(?:CONCURRENTLY\s+)?" + _named("dst")
+    r"^\s*(?:MATERIALIZED\s+VIEW|STREAMING\s+TABLE)\s+(?:CONCURRENTLY\s+)?"
+    + _named("dst")
     + r"(?:\s+(?:WITH\s+(?:NO\s+)?DATA|FULL|SYNC|ASYNC|RESTRICT|CASCADE))*\s*;?\s*$",
     re.IGNORECASE,
 )
@@ -625,8 +662,10 @@ def cte_reference(table: exp.Table) -> exp.CTE | None:
     CTEs of an enclosing WITH are visible from its body and from later CTEs of the same WITH;
     a CTE is visible inside itself only under WITH RECURSIVE.
     """
-    if table.args.get("db") or table.args.get("catalog") or not isinstance(
-        table.this, exp.Identifier
+    if (
+        table.args.get("db")
+        or table.args.get("catalog")
+        or not isinstance(table.this, exp.Identifier)
     ):
         return None
     name = table.name.lower()
@@ -760,8 +799,11 @@ def extract_tables(
             if to_table is not None and isinstance(to_table.this, exp.Table):
                 add_target(to_table.this)  # ClickHouse MV … TO t: rows land in t
             if (
-                temporary and props is not None and props.find(exp.GlobalProperty)
-                and isinstance(node, exp.Table) and not node.args.get("db")
+                temporary
+                and props is not None
+                and props.find(exp.GlobalProperty)
+                and isinstance(node, exp.Table)
+                and not node.args.get("db")
                 and ctx.dialect in _GLOBAL_TEMP_DIALECTS
             ):
                 # Spark GLOBAL TEMPORARY VIEW v: registered (and read) as global_temp.v
@@ -769,8 +811,10 @@ def extract_tables(
                 node = node.copy()
                 node.set("db", exp.to_identifier("global_temp"))
             add_target(node, temporary=temporary)
-            if kind == StatementType.CREATE_VIEW or kind_word.endswith("VIEW") or (
-                statement.expression is not None
+            if (
+                kind == StatementType.CREATE_VIEW
+                or kind_word.endswith("VIEW")
+                or (statement.expression is not None)
             ):
                 result.target_columns = cols
             query = statement.expression
@@ -864,8 +908,11 @@ def extract_tables(
         if kind == StatementType.RENAME:
             new_node = next(a for a in actions if isinstance(a, exp.AlterRename)).this
             new = ctx.table_name(new_node)
-            if new and old and "." not in new.split(".")[-1] and not (
-                new_node.args.get("db") or new_node.args.get("catalog")
+            if (
+                new
+                and old
+                and "." not in new.split(".")[-1]
+                and not (new_node.args.get("db") or new_node.args.get("catalog"))
             ):
                 # an unqualified new name stays in the old name's schema
                 prefix = old.rsplit(".", 1)[0] if "." in old else ""
@@ -889,8 +936,10 @@ def extract_tables(
                 result.sources.append(source)
                 result.targets.append(old)
             return result
-        if opts.ddl_as_target and old and (statement.args.get("kind") or "").upper() in (
-            "TABLE", "VIEW", ""
+        if (
+            opts.ddl_as_target
+            and old
+            and (statement.args.get("kind") or "").upper() in ("TABLE", "VIEW", "")
         ):
             result.targets.append(old)
         return result
@@ -983,18 +1032,27 @@ def _partition_functions(statement: exp.Expr, ctx: NameContext) -> list[tuple[st
         names = []
         for arg in (args[0], args[3]):
             if isinstance(arg, exp.Literal) and arg.is_string:
-                names.append(qualify_parts(
-                    [p.strip('"').lower() for p in arg.this.split(".")],
-                    default_catalog=ctx.default_catalog,
-                    default_schema=ctx.default_schema,
-                ))
+                names.append(
+                    qualify_parts(
+                        [p.strip('"').lower() for p in arg.this.split(".")],
+                        default_catalog=ctx.default_catalog,
+                        default_schema=ctx.default_schema,
+                    )
+                )
         if len(names) == 2:
             out.append((names[0], names[1]))
     return out
 
 
-_DICT_FUNCTIONS = ("DICTGET", "DICTHAS", "DICTGETHIERARCHY", "DICTISIN", "DICTGETCHILDREN",
-                   "DICTGETDESCENDANTS", "DICTGETALL")
+_DICT_FUNCTIONS = (
+    "DICTGET",
+    "DICTHAS",
+    "DICTGETHIERARCHY",
+    "DICTISIN",
+    "DICTGETCHILDREN",
+    "DICTGETDESCENDANTS",
+    "DICTGETALL",
+)
 
 
 def _dictionary_sources(statement: exp.Expr, ctx: NameContext) -> list[str]:
@@ -1044,9 +1102,9 @@ def _is_alias_reference(table: exp.Table, statement: exp.Expr) -> bool:
     if table.args.get("db") or table.args.get("alias"):
         return False
     parent = table.parent
-    if not (
-        isinstance(parent, exp.Update | exp.Delete) and table is parent.this
-    ) and not (isinstance(parent, exp.Delete) and table in (parent.args.get("tables") or [])):
+    if not (isinstance(parent, exp.Update | exp.Delete) and table is parent.this) and not (
+        isinstance(parent, exp.Delete) and table in (parent.args.get("tables") or [])
+    ):
         return False
     name = table.name.lower()
     return any(
@@ -1171,9 +1229,11 @@ def _command_tables(
     if source is not None:
         result.sources.append(source)
     result.targets.append(target)
-    if kind == StatementType.SWAP and source is not None and (
-        statement.this or ""
-    ).upper() == "EXCHANGE":
+    if (
+        kind == StatementType.SWAP
+        and source is not None
+        and (statement.this or "").upper() == "EXCHANGE"
+    ):
         result.sources.append(target)  # EXCHANGE TABLES: each table gets the other's rows
         result.targets.append(source)
 

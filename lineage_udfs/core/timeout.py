@@ -31,10 +31,7 @@ def can_enforce_timeout() -> bool:
         >>> isinstance(can_enforce_timeout(), bool)
         True
     """
-    return (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds):``

@@ -26,8 +26,12 @@ _BARE_NAMES_ARE_COLUMNS = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose statements name a variable only with a prefix (``$m``, ``:m``, ``@m``): a
 bare name is a column there."""
 _CLAUSE_SUBTYPES: tuple[tuple[type[exp.Expr], Sub], ...] = (
-    (exp.Where, Sub.FILTER), (exp.Having, Sub.FILTER), (exp.Qualify, Sub.FILTER),
-    (exp.Join, Sub.JOIN), (exp.Group, Sub.GROUP_BY), (exp.Order, Sub.SORT),
+    (exp.Where, Sub.FILTER),
+    (exp.Having, Sub.FILTER),
+    (exp.Qualify, Sub.FILTER),
+    (exp.Join, Sub.JOIN),
+    (exp.Group, Sub.GROUP_BY),
+    (exp.Order, Sub.SORT),
     (exp.Window, Sub.WINDOW),
 )
 

@@ -126,9 +126,7 @@ def emission_rows(
             .agg(
                 F.min("start_time").alias("start_time"),
                 F.max("end_time").alias("end_time"),
-                F.max(
-                    F.when(failed_execution(F.col("status")), 0).otherwise(1)
-                ).alias("any_ok"),
+                F.max(F.when(failed_execution(F.col("status")), 0).otherwise(1)).alias("any_ok"),
                 F.min("user_name").alias("user_name"),
             )
             .withColumn("status", F.when(F.col("any_ok") == 1, "success").otherwise("failed"))

@@ -33,17 +33,33 @@ ROWS: list[dict[str, Any]] = [
     {"id": "f1", "sql": "INSERT INTO mart.b SELECT y FROM raw.t", "status": "FAIL", "t": 2},
     {"id": "f2", "sql": "INSERT INTO mart.b SELECT y FROM raw.t", "status": "FAILED", "t": 3},
     # one cancelled run and one that succeeded: the edge counts the successful run only
-    {"id": "c1", "sql": "INSERT INTO mart.c SELECT z FROM raw.u WHERE d = 1", "status": " Canceled",
-     "t": 4},
-    {"id": "c2", "sql": "INSERT INTO mart.c SELECT z FROM raw.u WHERE d = 2", "status": "success",
-     "t": 5},
+    {
+        "id": "c1",
+        "sql": "INSERT INTO mart.c SELECT z FROM raw.u WHERE d = 1",
+        "status": " Canceled",
+        "t": 4,
+    },
+    {
+        "id": "c2",
+        "sql": "INSERT INTO mart.c SELECT z FROM raw.u WHERE d = 2",
+        "status": "success",
+        "t": 5,
+    },
     # no status at all: counts as succeeded
     {"id": "n1", "sql": "INSERT INTO mart.d SELECT w FROM raw.w", "status": None, "t": 6},
     # a view redefined by a later statement that failed: the older definition stays current
-    {"id": "v1", "sql": "CREATE OR REPLACE VIEW rep.v AS SELECT x FROM mart.a", "status": "SUCCESS",
-     "t": 7},
-    {"id": "v2", "sql": "CREATE OR REPLACE VIEW rep.v AS SELECT y FROM mart.b", "status": "error",
-     "t": 8},
+    {
+        "id": "v1",
+        "sql": "CREATE OR REPLACE VIEW rep.v AS SELECT x FROM mart.a",
+        "status": "SUCCESS",
+        "t": 7,
+    },
+    {
+        "id": "v2",
+        "sql": "CREATE OR REPLACE VIEW rep.v AS SELECT y FROM mart.b",
+        "status": "error",
+        "t": 8,
+    },
 ]
 
 

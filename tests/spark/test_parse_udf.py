@@ -139,12 +139,12 @@ def test_the_arrow_and_the_pandas_udf_return_the_same_rows(spark: SparkSession) 
 
 
 def test_the_job_uses_the_arrow_udf_on_this_spark() -> None:
-    assert make_parse_udf(ParserOptions()).evalType == make_parse_arrow_udf(
-        ParserOptions()
-    ).evalType
-    assert make_parse_udf(ParserOptions()).evalType != make_parse_pandas_udf(
-        ParserOptions()
-    ).evalType
+    assert (
+        make_parse_udf(ParserOptions()).evalType == make_parse_arrow_udf(ParserOptions()).evalType
+    )
+    assert (
+        make_parse_udf(ParserOptions()).evalType != make_parse_pandas_udf(ParserOptions()).evalType
+    )
 
 
 def test_the_arrow_udf_module_does_not_load_pandas() -> None:

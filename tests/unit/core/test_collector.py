@@ -128,4 +128,3 @@ def test_restored_when_the_block_raises() -> None:
     with pytest.raises(KeyError), fewer_young_collections(before[0] + 1):
         raise KeyError("x")
     assert gc.get_threshold() == before
-

@@ -34,7 +34,11 @@ print(json.dumps(record))
 def _record(seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD], input=SCRIPT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", CHILD],
+        input=SCRIPT,
+        env=env,
+        capture_output=True,
+        text=True,
         check=True,
     )
     return json.loads(out.stdout)

@@ -8,10 +8,18 @@ import importlib
 import pytest
 
 MODULES = [
-    "lineage_udfs.core.dialects", "lineage_udfs.core.catalog", "lineage_udfs.core.tables",
-    "lineage_udfs.core.columns", "lineage_udfs.core.statements", "lineage_udfs.core.script",
-    "lineage_udfs.core.fallback", "lineage_udfs.core.timeout", "lineage_udfs.core.parser",
-    "lineage_udfs.core.records", "lineage_udfs.core.collector", "lineage_udfs.evaluate",
+    "lineage_udfs.core.dialects",
+    "lineage_udfs.core.catalog",
+    "lineage_udfs.core.tables",
+    "lineage_udfs.core.columns",
+    "lineage_udfs.core.statements",
+    "lineage_udfs.core.script",
+    "lineage_udfs.core.fallback",
+    "lineage_udfs.core.timeout",
+    "lineage_udfs.core.parser",
+    "lineage_udfs.core.records",
+    "lineage_udfs.core.collector",
+    "lineage_udfs.evaluate",
 ]
 
 

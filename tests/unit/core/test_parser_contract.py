@@ -87,9 +87,7 @@ def test_session_statement_is_not_an_error() -> None:
 
 
 def test_fallback_tier_is_named_when_sqlglot_fails() -> None:
-    result = LineageParser().parse(
-        "INSERT INTO t SELECT a FROM s WHERE a = = 1", dialect="spark"
-    )
+    result = LineageParser().parse("INSERT INTO t SELECT a FROM s WHERE a = = 1", dialect="spark")
     assert result.parser in (ParserName.SQLFLUFF, ParserName.SQLPARSE, ParserName.NONE)
     if result.parser != ParserName.NONE:
         assert result.targets == ("t",)
@@ -205,12 +203,18 @@ def test_location_credentials_and_partition_values_never_leak(dialect: str, sql:
 
 
 EMBEDDED_CASES = [
-    ("redshift", "UNLOAD ('select a from t where c = ''secret_pw_1''') TO 's3://b/p/' "
-                 "IAM_ROLE 'arn:aws:iam::424242:role/r'"),
+    (
+        "redshift",
+        "UNLOAD ('select a from t where c = ''secret_pw_1''') TO 's3://b/p/' "
+        "IAM_ROLE 'arn:aws:iam::424242:role/r'",
+    ),
     ("snowflake", "EXECUTE IMMEDIATE 'INSERT INTO t SELECT ''secret_pw_1'', a FROM s'"),
     ("bigquery", "EXECUTE IMMEDIATE \"SELECT 'secret_pw_1' AS x, a FROM d.s WHERE n = 424242\""),
-    ("tsql", "EXEC sp_executesql N'UPDATE t SET a = ''secret_pw_1'' WHERE id = @i', "
-             "N'@i int', @i = 424242"),
+    (
+        "tsql",
+        "EXEC sp_executesql N'UPDATE t SET a = ''secret_pw_1'' WHERE id = @i', "
+        "N'@i int', @i = 424242",
+    ),
     ("snowflake", "EXECUTE IMMEDIATE 'INSERT INTO t SELECT a FROM s' || 'secret_pw_1'"),
 ]
 

@@ -43,9 +43,11 @@ def test_parse_off_main_thread_runs_without_limit() -> None:
 
     def work() -> None:
         assert not can_enforce_timeout()
-        results.append(LineageParser(ParserOptions(timeout_seconds=0.001)).parse(
-            "INSERT INTO t SELECT a FROM s", dialect="spark"
-        ))
+        results.append(
+            LineageParser(ParserOptions(timeout_seconds=0.001)).parse(
+                "INSERT INTO t SELECT a FROM s", dialect="spark"
+            )
+        )
 
     thread = threading.Thread(target=work)
     thread.start()
