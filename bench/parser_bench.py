@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import sqlglot
@@ -265,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
         "",
+        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         f"- machine: `nproc`={_nproc()}, CPU: {_cpu_model()}, single process, one core",
         f"- python {platform.python_version()}, sqlglot {sqlglot.__version__}"
         f" ({'compiled: sqlglotc' if _compiled() else 'pure Python'})",
