@@ -20,6 +20,7 @@ DOCUMENTS = sorted(
         ROOT / "CONTRIBUTING.md",
         ROOT / "CHANGELOG.md",
         ROOT / "bench" / "README.md",
+        ROOT / "eval" / "README.md",
         *(ROOT / "docs").glob("*.md"),
     ]
 )
