@@ -31,11 +31,11 @@ run-python: venv  ## the same job, with pyspark starting the JVM itself
 sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure"
 	$(VENV)/bin/spark-submit jobs/query.py "$(Q)"
 
-test: venv  ## all tests: unit, doctests of the core, Spark + Delta
-	$(PY) -m pytest --doctest-modules lineage_udfs/core tests
+test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths)
+	$(PY) -m pytest
 
 test-fast: venv  ## no Spark
-	$(PY) -m pytest -m "not spark" --doctest-modules lineage_udfs/core tests
+	$(PY) -m pytest -m "not spark"
 
 lint: venv  ## ruff, the import contracts, mypy over the parser core
 	$(VENV)/bin/ruff check .

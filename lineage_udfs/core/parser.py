@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from lineage_udfs.core.catalog import CatalogIndex
-from lineage_udfs.core.collector import fewer_young_collections
 from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
 from lineage_udfs.core.enums import (
@@ -29,6 +28,7 @@ from lineage_udfs.core.enums import (
 )
 from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, sqlparse_tables
 from lineage_udfs.core.fingerprint import mask_literals, normalized_masked_sql
+from lineage_udfs.core.garbage_collection import fewer_young_collections
 from lineage_udfs.core.models import (
     ColumnEdge,
     ParseFailure,
@@ -127,7 +127,7 @@ class LineageParser:
         """
         started = time.perf_counter()
         try:
-            with fewer_young_collections():  # sqlglot trees are cycles: see collector.py
+            with fewer_young_collections():  # sqlglot trees are cycles: see garbage_collection.py
                 result = self._parse(sql, dialect, default_catalog, default_schema)
         except ParseTimeoutError:
             result = _failed(ErrorKind.TIMEOUT, "parse timed out", status=ParseStatus.TIMEOUT)

@@ -10,8 +10,8 @@ from contextlib import nullcontext
 
 import pytest
 
-from lineage_udfs.core.collector import YOUNG_THRESHOLD, fewer_young_collections
 from lineage_udfs.core.enums import ParseStatus
+from lineage_udfs.core.garbage_collection import YOUNG_THRESHOLD, fewer_young_collections
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
