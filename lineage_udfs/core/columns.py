@@ -31,7 +31,8 @@ from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.enums import TransformationType
 from lineage_udfs.core.models import ColumnEdge, ResultColumn
-from lineage_udfs.core.tables import NameContext, StatementTables, cte_reference, is_file_path
+from lineage_udfs.core.naming import NameContext, cte_reference, is_file_path
+from lineage_udfs.core.tables import StatementTables
 
 Dep = tuple[str, str, Sub]
 """(source table, source column, subtype)."""

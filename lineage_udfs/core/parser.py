@@ -37,6 +37,7 @@ from lineage_udfs.core.models import (
     StatementLineage,
     TableEdge,
 )
+from lineage_udfs.core.naming import NameContext, after_use
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
 from lineage_udfs.core.statements import (
@@ -45,7 +46,7 @@ from lineage_udfs.core.statements import (
     declared_variables,
     split_statements,
 )
-from lineage_udfs.core.tables import NameContext, StatementTables, extract_tables
+from lineage_udfs.core.tables import StatementTables, extract_tables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 from lineage_udfs.core.variables import assigned_variables, variable_uses
 
@@ -241,7 +242,7 @@ class LineageParser:
                 step.failure = ParseFailure(ErrorKind.INTERNAL, type(exc).__name__)
             return step, ctx, catalog
         if tables.use_database:
-            ctx = _use(ctx, statement, tables.use_database)
+            ctx = after_use(ctx, statement, tables.use_database)
         step = _Step(index, tables.statement_type, ParseStatus.OK, ParserName.SQLGLOT, tables)
         if self.options.column_lineage and tables.statement_type not in (
             StatementType.SESSION,
@@ -472,47 +473,6 @@ def _statement_lineage(step: _Step) -> StatementLineage:
         column_edges=step.columns.edges,
         failure=step.failure,
     )
-
-
-def _use(ctx: NameContext, statement: exp.Expr, name: str) -> NameContext:
-    kind = str(statement.args.get("kind") or "").upper()
-    if kind in ("WAREHOUSE", "ROLE", "SECONDARY ROLES"):
-        return ctx
-    parts = name.split(".")
-    if kind in ("DATABASE", "CATALOG"):
-        return replace(ctx, default_catalog=parts[-1], default_schema=None)
-    if len(parts) >= 2:
-        return replace(ctx, default_catalog=parts[-2], default_schema=parts[-1])
-    if kind == "SCHEMA":  # USE SCHEMA s: a new schema in the current database
-        return replace(ctx, default_schema=parts[0])
-    if ctx.dialect in _USE_SETS_CATALOG:
-        return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
-    if ctx.dialect in _USE_SETS_SCHEMA:
-        return replace(ctx, default_catalog=ctx.default_catalog, default_schema=parts[0])
-    if ctx.default_schema is not None:  # USE db: a new database, same schema name
-        return replace(ctx, default_catalog=parts[0], default_schema=ctx.default_schema)
-    return replace(ctx, default_catalog=None, default_schema=parts[0])
-
-
-_USE_SETS_CATALOG = frozenset({"tsql", "fabric", "snowflake"})
-_USE_SETS_SCHEMA = frozenset(
-    {
-        "spark",
-        "spark2",
-        "databricks",
-        "hive",
-        "mysql",
-        "clickhouse",
-        "doris",
-        "starrocks",
-        "trino",
-        "presto",
-        "athena",
-        "duckdb",
-    }
-)
-"""Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
-Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""
 
 
 def _cut_short(text: str, error: Exception | None, dialect: str | None) -> bool:

@@ -12,15 +12,11 @@ JOIN … ON: JOIN, elsewhere: CONDITIONAL).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlglot import exp
 
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.enums import TransformationSubtype as Sub
-
-if TYPE_CHECKING:
-    from lineage_udfs.core.tables import NameContext
+from lineage_udfs.core.naming import NameContext
 
 _BARE_NAMES_ARE_COLUMNS = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose statements name a variable only with a prefix (``$m``, ``:m``, ``@m``): a
@@ -89,7 +85,7 @@ def variable_uses(
 
     Examples:
         >>> import sqlglot
-        >>> from lineage_udfs.core.tables import NameContext
+        >>> from lineage_udfs.core.naming import NameContext
         >>> stmt = sqlglot.parse_one("INSERT INTO u SELECT id FROM s WHERE ts > $m",
         ...                          read="snowflake")
         >>> variable_uses(stmt, frozenset({"m"}), NameContext("snowflake"))
