@@ -32,7 +32,7 @@ from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.enums import TransformationType
 from lineage_udfs.core.models import ColumnEdge, ResultColumn
 from lineage_udfs.core.naming import NameContext, cte_reference, is_file_path
-from lineage_udfs.core.tables import StatementTables
+from lineage_udfs.core.tiers import StatementTables
 
 Dep = tuple[str, str, Sub]
 """(source table, source column, subtype)."""

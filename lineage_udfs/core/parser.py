@@ -46,7 +46,8 @@ from lineage_udfs.core.statements import (
     declared_variables,
     split_statements,
 )
-from lineage_udfs.core.tables import StatementTables, extract_tables
+from lineage_udfs.core.tables import extract_tables
+from lineage_udfs.core.tiers import StatementTables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 from lineage_udfs.core.variables import assigned_variables, variable_uses
 

@@ -6,11 +6,16 @@ the target's explicit column list, which the column tier (:mod:`columns`) builds
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-
 from sqlglot import exp
 
+from lineage_udfs.core.classify import (
+    classify_statement,
+    like_or_clone,
+    partition_source,
+    refreshes_rows,
+    select_into,
+)
+from lineage_udfs.core.commands import command_tables
 from lineage_udfs.core.dialects import qualify_parts
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.naming import (
@@ -18,337 +23,13 @@ from lineage_udfs.core.naming import (
     cte_reference,
     file_function_path,
     location_dataset,
-    split_name,
     stage_name,
 )
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.core.variables import assigned_queries
-
-_SESSION_TYPES: tuple[type[exp.Expr], ...] = tuple(
-    t
-    for t in (
-        getattr(exp, n, None)
-        for n in (
-            "Set",
-            "Use",
-            "Show",
-            "Describe",
-            "Uncache",
-            "Refresh",
-            "Analyze",
-            "Pragma",
-            "Transaction",
-            "Commit",
-            "Rollback",
-            "Grant",
-            "Revoke",
-            "Execute",
-            "Declare",
-            "Comment",
-            "Kill",
-            "Summarize",
-            "Detach",
-            "Attach",
-            "Install",
-            "Export",
-        )
-    )
-    if isinstance(t, type)
-)
-
-
-@dataclass(slots=True)
-class StatementTables:
-    """The table tier's view of one statement (mutable while built, read-only after)."""
-
-    statement_type: StatementType
-    sources: list[str] = field(default_factory=list)
-    targets: list[str] = field(default_factory=list)
-    query: exp.Expr | None = None
-    """The query whose output feeds the (first) target, if any."""
-    target_columns: list[str] = field(default_factory=list)
-    """Explicit target column list (INSERT (a, b), CREATE VIEW v (a, b))."""
-    temporary: list[str] = field(default_factory=list)
-    """Targets created as temporary objects (temp tables and views, ``#tables``)."""
-    dropped: list[str] = field(default_factory=list)
-    use_database: str | None = None
-    renamed: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _select_into(query: exp.Expr) -> exp.Into | None:
-    """The INTO clause of a SELECT … INTO, also on the first branch of a set operation."""
-    node = query
-    while isinstance(node, exp.SetOperation):
-        node = node.this
-    into = node.args.get("into") if isinstance(node, exp.Select) else None
-    return into if isinstance(into, exp.Into) else None
-
+from lineage_udfs.core.tiers import StatementTables
+from lineage_udfs.core.variables import assigned_queries, assigns_variables
 
 _GLOBAL_TEMP_DIALECTS = frozenset({"spark", "spark2", "databricks"})
-_NO_SELECT_INTO_TABLE = frozenset({"oracle", "snowflake", "bigquery"})
-"""Dialects where ``SELECT … INTO x`` can only assign variables (no such table syntax)."""
-
-
-def assigns_variables(into: exp.Into, ctx: NameContext) -> bool:
-    """Whether a SELECT's INTO clause assigns variables instead of creating a table.
-
-    It does for a list of names (``INTO v, w``), bind variables (``:v``, ``@v``), a name the
-    enclosing procedure declares (``ctx.variables``), and in dialects without SELECT … INTO
-    a table (Oracle, Snowflake, BigQuery).
-
-    Examples:
-        >>> import sqlglot
-        >>> into = sqlglot.parse_one("SELECT count(*) INTO n FROM s", read="postgres").args["into"]
-        >>> assigns_variables(into, NameContext("postgres")), assigns_variables(
-        ...     into, NameContext("postgres", variables=frozenset({"n"})))
-        (False, True)
-    """
-    if into.expressions or ctx.dialect in _NO_SELECT_INTO_TABLE:
-        return True
-    target = into.this
-    if not isinstance(target, exp.Table):
-        return False
-    if isinstance(target.this, exp.Placeholder | exp.Parameter):
-        return True
-    if target.args.get("db") or target.args.get("catalog"):
-        return False
-    return bool(ctx.variables) and ctx.ident(target.this) in ctx.variables
-
-
-def classify_statement(statement: exp.Expr) -> StatementType:
-    """The statement type of a parsed statement (see :class:`StatementType`).
-
-    Examples:
-        >>> import sqlglot
-        >>> classify_statement(sqlglot.parse_one("INSERT OVERWRITE TABLE t SELECT 1", read="hive"))
-        <StatementType.INSERT_OVERWRITE: 'INSERT_OVERWRITE'>
-        >>> classify_statement(sqlglot.parse_one("SET x = 1"))
-        <StatementType.SESSION: 'SESSION'>
-    """
-    if isinstance(statement, exp.Query):
-        if _select_into(statement) is not None:
-            return StatementType.SELECT_INTO
-        return StatementType.SELECT
-    if isinstance(statement, exp.Insert):
-        return (
-            StatementType.INSERT_OVERWRITE
-            if statement.args.get("overwrite")
-            else (StatementType.INSERT)
-        )
-    if isinstance(statement, exp.Create):
-        kind = (statement.args.get("kind") or "").upper()
-        if kind in ("TABLE", "VIEW") and (
-            statement.expression is not None or _like_or_clone(statement) is not None
-        ):
-            return StatementType.CREATE_VIEW if kind == "VIEW" else StatementType.CTAS
-        return StatementType.DDL
-    if isinstance(statement, exp.Merge):
-        return StatementType.MERGE
-    if isinstance(statement, exp.Update):
-        return StatementType.UPDATE
-    if isinstance(statement, exp.Delete):
-        return StatementType.DELETE
-    if isinstance(statement, exp.Copy) or type(statement).__name__ == "LoadData":
-        return StatementType.COPY
-    if type(statement).__name__ == "Export" and isinstance(statement.this, exp.Query):
-        return StatementType.COPY  # BigQuery EXPORT DATA OPTIONS (uri = '…') AS SELECT …
-    if isinstance(statement, exp.Alter):
-        actions = statement.args.get("actions") or []
-        if any(isinstance(a, exp.SwapTable) for a in actions):
-            return StatementType.SWAP
-        if any(isinstance(a, exp.AlterRename) for a in actions):
-            return StatementType.RENAME
-        if _partition_source(statement) is not None:
-            return StatementType.INSERT
-        return StatementType.DDL
-    if isinstance(statement, exp.Drop):
-        return StatementType.DROP
-    if isinstance(statement, exp.TruncateTable):
-        return StatementType.TRUNCATE
-    if isinstance(statement, exp.Cache):
-        return StatementType.CTAS if statement.expression is not None else StatementType.SESSION
-    if isinstance(statement, exp.Command):
-        return _classify_command(statement)
-    if assigned_queries(statement):
-        return StatementType.SELECT  # SET v = (SELECT …): a query, like SELECT … INTO v
-    if _refreshes_rows(statement):
-        return StatementType.INSERT_OVERWRITE
-    if isinstance(statement, _SESSION_TYPES):
-        return StatementType.SESSION
-    return StatementType.UNKNOWN
-
-
-_PART = r"(?:`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|[\w$#@]+)"
-"""One part of a table name in a Command's text: quoted in any style, or a bare word."""
-
-
-def _named(group: str) -> str:
-    """A pattern capturing a dotted table name as group ``group``."""
-    return rf"(?P<{group}>{_PART}(?:\.{_PART})*)"
-
-
-_RENAME_RE = re.compile(
-    r"^\s*(?:(?:TABLES?|VIEW)\s+)?(?!(?:USER|DATABASE|SCHEMA|COLUMN|INDEX|ROLE|DICTIONARY|"
-    r"PROCEDURE|FUNCTION|MACRO|TRIGGER|SEQUENCE)\b)(.+\s+TO\s+.+)$",
-    re.IGNORECASE | re.DOTALL,
-)
-"""``RENAME TABLE a TO b[, c TO d]`` (MySQL, ClickHouse), ``RENAME VIEW`` (Teradata) and
-Oracle's ``RENAME a TO b``; not users, databases, routines or sequences."""
-_CLONE_RE = re.compile(
-    r"^\s*(?:OR\s+REPLACE\s+)?(?:SNAPSHOT\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
-    + _named("dst")
-    + r"\s+(?:SHALLOW\s+|DEEP\s+)?CLONE\s+"
-    + _named("src"),
-    re.IGNORECASE,
-)
-"""Databricks ``CREATE TABLE t [SHALLOW|DEEP] CLONE s``, BigQuery ``CREATE SNAPSHOT TABLE t
-CLONE s [FOR SYSTEM_TIME AS OF …]`` (Commands to sqlglot): s's data is copied into t."""
-_EXCHANGE_RE = re.compile(
-    r"^\s*TABLE\s+" + _named("dst") + r"\s+EXCHANGE\s+(?:SUB)?PARTITION\s*(?:\(.*?\)|\S+)\s*"
-    r"WITH\s+TABLE\s+" + _named("src") + r"(?:\s+.*)?$",
-    re.IGNORECASE | re.DOTALL,
-)
-"""Hive ``ALTER TABLE t EXCHANGE PARTITION (…) WITH TABLE s``, Oracle ``ALTER TABLE t EXCHANGE
-PARTITION p WITH TABLE s [INCLUDING INDEXES …]``: s's rows become a partition of t."""
-_PARTITION_FROM_RE = re.compile(
-    r"^\s*TABLE\s+" + _named("dst") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+(?:ATTACH|REPLACE)\s+"
-    r"PARTITION\s+.+?\s+FROM\s+" + _named("src") + r"\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
-"""ClickHouse ``ALTER TABLE t ATTACH|REPLACE PARTITION p FROM s``: s's partition copied to t."""
-_MOVE_PARTITION_RE = re.compile(
-    r"^\s*TABLE\s+" + _named("src") + r"(?:\s+ON\s+CLUSTER\s+\S+)?\s+MOVE\s+PARTITION\s+.+?\s+"
-    r"TO\s+TABLE\s+" + _named("dst") + r"\s*$",
-    re.IGNORECASE | re.DOTALL,
-)
-"""ClickHouse ``ALTER TABLE s MOVE PARTITION p TO TABLE t``: the partition moves to t."""
-_APPEND_RE = re.compile(
-    r"^\s*TABLE\s+"
-    + _named("dst")
-    + r"\s+APPEND\s+FROM\s+"
-    + _named("src")
-    + r"(?:\s+(?:IGNOREEXTRA|FILLTARGET))?\s*$",
-    re.IGNORECASE,
-)
-"""Redshift ``ALTER TABLE t APPEND FROM s``: s's rows move into t."""
-_EXCHANGE_TABLES_RE = re.compile(
-    r"^\s*(?:TABLES|DICTIONARIES)\s+" + _named("dst") + r"\s+AND\s+" + _named("src") + r"\s*$",
-    re.IGNORECASE,
-)
-"""ClickHouse ``EXCHANGE TABLES a AND b``: the tables swap contents."""
-_REPAIR_TABLE_RE = re.compile(r"^\s*(?:REPAIR\s+)?TABLE\s+" + _named("dst"), re.IGNORECASE)
-"""Hive/Spark ``MSCK REPAIR TABLE t``: t's partition metadata is rebuilt (DDL on t)."""
-
-_REFRESH_RE = re.compile(
-    r"^\s*(?:MATERIALIZED\s+VIEW|STREAMING\s+TABLE)\s+(?:CONCURRENTLY\s+)?"
-    + _named("dst")
-    + r"(?:\s+(?:WITH\s+(?:NO\s+)?DATA|FULL|SYNC|ASYNC|RESTRICT|CASCADE))*\s*;?\s*$",
-    re.IGNORECASE,
-)
-"""``REFRESH MATERIALIZED VIEW [CONCURRENTLY] mv`` (Postgres, Redshift, Databricks, Trino) and
-Databricks ``REFRESH STREAMING TABLE t``: the object's rows are recomputed (see
-:func:`_refreshes_rows`). Not Spark ``REFRESH TABLE t``, which only reloads cached metadata."""
-_DYNAMIC_REFRESH_RE = re.compile(
-    r"^\s*DYNAMIC\s+TABLE\s+(?:IF\s+EXISTS\s+)?" + _named("dst") + r"\s+REFRESH\s*;?\s*$",
-    re.IGNORECASE,
-)
-"""Snowflake ``ALTER DYNAMIC TABLE dt REFRESH`` (Snowflake's materialized views refresh by
-themselves and have no REFRESH statement)."""
-
-_COMMAND_RULES: tuple[tuple[str, re.Pattern[str], StatementType], ...] = (
-    ("CREATE", _CLONE_RE, StatementType.CTAS),
-    ("ALTER", _EXCHANGE_RE, StatementType.SWAP),
-    ("ALTER", _PARTITION_FROM_RE, StatementType.INSERT),
-    ("ALTER", _MOVE_PARTITION_RE, StatementType.INSERT),
-    ("ALTER", _APPEND_RE, StatementType.INSERT),
-    ("EXCHANGE", _EXCHANGE_TABLES_RE, StatementType.SWAP),
-    ("MSCK", _REPAIR_TABLE_RE, StatementType.DDL),
-    ("MSCK REPAIR", _REPAIR_TABLE_RE, StatementType.DDL),
-    ("REFRESH", _REFRESH_RE, StatementType.INSERT_OVERWRITE),
-    ("ALTER", _DYNAMIC_REFRESH_RE, StatementType.INSERT_OVERWRITE),
-)
-"""Statements sqlglot reads as a Command that name the tables data moves between: the keyword,
-the pattern of the rest (groups ``src`` and ``dst``) and the statement type."""
-
-
-def _command_text(statement: exp.Command) -> str:
-    expression = statement.expression
-    if isinstance(expression, str):
-        return expression
-    return expression.this if isinstance(expression, exp.Literal) else ""
-
-
-def _command_rule(statement: exp.Command) -> tuple[re.Match[str], StatementType] | None:
-    keyword = str(statement.this or "").upper()
-    text = _command_text(statement)
-    for word, pattern, kind in _COMMAND_RULES:
-        if word == keyword:
-            match = pattern.match(text)
-            if match is not None:
-                return match, kind
-    return None
-
-
-def _classify_command(statement: exp.Command) -> StatementType:
-    keyword = str(statement.this or "").upper()
-    text = _command_text(statement)
-    if keyword == "RENAME" and _RENAME_RE.match(text):
-        return StatementType.RENAME
-    rule = _command_rule(statement)
-    if rule is not None:
-        return rule[1]
-    if keyword in ("CREATE", "ALTER", "DROP", "REPLACE"):
-        return StatementType.DDL
-    return StatementType.SESSION
-
-
-def _refreshes_rows(statement: exp.Expr) -> bool:
-    """Whether a statement recomputes a materialized view's (or streaming table's) rows.
-
-    ``REFRESH MATERIALIZED VIEW mv`` rewrites mv from its stored query: mv is the target and
-    there is no source, because the inputs are named only by the view's definition (its
-    CREATE MATERIALIZED VIEW carries the lineage). The reasoning is ``ddl_as_target``'s: a
-    statement that names only the table it changes names it as a target, and with
-    ``ddl_as_target=False`` it names nothing. Spark ``REFRESH TABLE t`` (cached metadata
-    reloaded, rows unchanged) is not one. sqlglot reads some dialects' REFRESH as a
-    ``Refresh`` node and others' as a Command (see ``_REFRESH_RE``).
-
-    Examples:
-        >>> import sqlglot
-        >>> [_refreshes_rows(sqlglot.parse_one(s, read="databricks")) for s in (
-        ...     "REFRESH MATERIALIZED VIEW m.s.mv", "REFRESH TABLE t")]
-        [True, False]
-    """
-    if type(statement).__name__ != "Refresh" or not isinstance(statement.this, exp.Table):
-        return False
-    kind = str(statement.args.get("kind") or "").upper()
-    return kind in ("MATERIALIZED VIEW", "STREAMING TABLE")
-
-
-def _partition_source(alter: exp.Alter) -> exp.Table | None:
-    """The table an ALTER copies a partition from (ClickHouse ``REPLACE PARTITION p FROM s``)."""
-    for action in alter.args.get("actions") or []:
-        source = action.args.get("source") if type(action).__name__ == "ReplacePartition" else None
-        if isinstance(source, exp.Table):
-            return source
-    return None
-
-
-def _like_or_clone(create: exp.Create) -> exp.Table | None:
-    clone = create.args.get("clone")
-    if clone is not None and isinstance(clone.this, exp.Table):
-        return clone.this
-    props = create.args.get("properties")
-    if props is not None:
-        for prop in props.expressions:
-            if isinstance(prop, exp.LikeProperty) and isinstance(prop.this, exp.Table):
-                return prop.this
-    this = create.this
-    if isinstance(this, exp.Schema):
-        for col in this.expressions:
-            if isinstance(col, exp.LikeProperty) and isinstance(col.this, exp.Table):
-                return col.this
-    return None
 
 
 def _unwrap_schema(node: exp.Expr | None) -> tuple[exp.Expr | None, list[str]]:
@@ -426,7 +107,7 @@ def extract_tables(
         return name
 
     if isinstance(statement, exp.Query):
-        into = _select_into(statement)
+        into = select_into(statement)
         result.query = statement
         if into is not None and assigns_variables(into, ctx):
             result.statement_type = StatementType.SELECT
@@ -485,7 +166,7 @@ def extract_tables(
                 result.target_columns = cols
             query = statement.expression
             result.query = query if isinstance(query, exp.Query) else None
-            like = _like_or_clone(statement)
+            like = like_or_clone(statement)
             if like is not None:
                 name = ctx.table_name(like)
                 if name:
@@ -596,7 +277,7 @@ def extract_tables(
             result.targets.extend(both)
             return result
         if kind == StatementType.INSERT:  # ALTER TABLE t REPLACE PARTITION p FROM s
-            partition = _partition_source(statement)
+            partition = partition_source(statement)
             source = ctx.table_name(partition) if partition is not None else None
             if source and old:
                 result.sources.append(source)
@@ -635,9 +316,9 @@ def extract_tables(
             result.use_database = ctx.ident(this) or None
         return result
     elif isinstance(statement, exp.Command):
-        _command_tables(statement, kind, ctx, opts, result)
+        command_tables(statement, kind, ctx, opts, result)
         return result
-    elif _refreshes_rows(statement):
+    elif refreshes_rows(statement):
         if opts.ddl_as_target:
             add_target(statement.this)
         return result
@@ -853,52 +534,3 @@ def _file_name(node: exp.Expr, ctx: NameContext) -> str | None:
             return _file_name(node.this, ctx)
         return ctx.table_name(node)
     return None
-
-
-def _command_tables(
-    statement: exp.Command,
-    kind: StatementType,
-    ctx: NameContext,
-    opts: ParserOptions,
-    result: StatementTables,
-) -> None:
-    text = _command_text(statement)
-
-    def name_of(raw: str) -> str:
-        parts = [p.strip('`"[]').lower() for p in split_name(raw.strip())]
-        return qualify_parts(
-            parts, default_catalog=ctx.default_catalog, default_schema=ctx.default_schema
-        )
-
-    if kind == StatementType.RENAME:
-        match = _RENAME_RE.match(text)
-        for pair in (match.group(1) if match else "").split(","):
-            bits = re.split(r"\s+to\s+", pair.strip(), flags=re.IGNORECASE)
-            if len(bits) == 2:
-                old, new = name_of(bits[0]), name_of(bits[1])
-                result.renamed.append((old, new))
-                if opts.rename_as_lineage:
-                    result.sources.append(old)
-                    result.targets.append(new)
-        return
-    rule = _command_rule(statement)
-    if rule is None:
-        return
-    match, _ = rule
-    groups = match.groupdict()
-    target = name_of(groups["dst"])
-    source = name_of(groups["src"]) if groups.get("src") else None
-    if kind == StatementType.DDL or source is None:  # names only the table it changes
-        if opts.ddl_as_target:
-            result.targets.append(target)
-        return
-    if source is not None:
-        result.sources.append(source)
-    result.targets.append(target)
-    if (
-        kind == StatementType.SWAP
-        and source is not None
-        and (statement.this or "").upper() == "EXCHANGE"
-    ):
-        result.sources.append(target)  # EXCHANGE TABLES: each table gets the other's rows
-        result.targets.append(source)

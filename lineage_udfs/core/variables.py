@@ -2,7 +2,7 @@
 
 ``SET m = (SELECT max(ts) FROM a.t)`` (Snowflake session variables, BigQuery and T-SQL
 scripting, MySQL), ``DECLARE m … DEFAULT (SELECT …)`` / ``DECLARE @m … = (SELECT …)`` and
-``SELECT … INTO v`` (a variable, see :func:`~lineage_udfs.core.tables.assigns_variables`) read
+``SELECT … INTO v`` (a variable, see :func:`assigns_variables`) read
 tables: the statement is a query without a target, so those tables are sources of the script.
 A later statement that reads the variable (``$m``, ``@m``, ``:m``, or a declared bare ``m``)
 depends on them too: its rows are chosen (or computed) with the value. That dependency is
@@ -166,3 +166,33 @@ def _use_subtype(node: exp.Expr) -> Sub:
                 return subtype
         parent = parent.parent
     return Sub.CONDITIONAL
+
+
+_NO_SELECT_INTO_TABLE = frozenset({"oracle", "snowflake", "bigquery"})
+"""Dialects where ``SELECT … INTO x`` can only assign variables (no such table syntax)."""
+
+
+def assigns_variables(into: exp.Into, ctx: NameContext) -> bool:
+    """Whether a SELECT's INTO clause assigns variables instead of creating a table.
+
+    It does for a list of names (``INTO v, w``), bind variables (``:v``, ``@v``), a name the
+    enclosing procedure declares (``ctx.variables``), and in dialects without SELECT … INTO
+    a table (Oracle, Snowflake, BigQuery).
+
+    Examples:
+        >>> import sqlglot
+        >>> into = sqlglot.parse_one("SELECT count(*) INTO n FROM s", read="postgres").args["into"]
+        >>> assigns_variables(into, NameContext("postgres")), assigns_variables(
+        ...     into, NameContext("postgres", variables=frozenset({"n"})))
+        (False, True)
+    """
+    if into.expressions or ctx.dialect in _NO_SELECT_INTO_TABLE:
+        return True
+    target = into.this
+    if not isinstance(target, exp.Table):
+        return False
+    if isinstance(target.this, exp.Placeholder | exp.Parameter):
+        return True
+    if target.args.get("db") or target.args.get("catalog"):
+        return False
+    return bool(ctx.variables) and ctx.ident(target.this) in ctx.variables
