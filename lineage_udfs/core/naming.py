@@ -3,7 +3,8 @@
 Owns :class:`NameContext` (the dialect and the session's default catalog and schema, with the
 declared variables of the enclosing script), the names of file locations and stages used as
 datasets (:func:`location_dataset`, :func:`file_function_path`, :func:`stage_name`), the CTE a
-table name refers to where it stands (:func:`cte_reference`), and how ``USE`` changes the
+table name refers to where it stands (:func:`cte_reference`) and which CTEs a statement
+really reads (:func:`used_ctes`), and how ``USE`` changes the
 defaults (:func:`after_use`). Every tier that names a table goes through here.
 """
 
@@ -426,3 +427,37 @@ _USE_SETS_SCHEMA = frozenset(
 )
 """Dialects whose ``USE x`` names a schema/database under the current catalog (elsewhere —
 Snowflake, T-SQL, ANSI — a single-part ``USE x`` names the database/catalog)."""
+
+
+def used_ctes(tables: list[tuple[exp.Table, exp.CTE | None]]) -> set[int]:
+    """ids of CTEs reachable from the statement body (not only from unused CTEs), given the
+    statement's tables with the CTE each names."""
+    refs: dict[int, list[exp.CTE]] = {}  # id(cte or 0 for body) -> referenced CTEs
+    for table, cte in tables:
+        if cte is None:
+            continue
+        holder = table.find_ancestor(exp.CTE)
+        # a CTE nested in a CTE: attribute to the outermost defining CTE chain step
+        refs.setdefault(id(holder) if holder is not None else 0, []).append(cte)
+    used: set[int] = set()
+    stack = list(refs.get(0, []))
+    while stack:
+        cte = stack.pop()
+        if id(cte) in used:
+            continue
+        used.add(id(cte))
+        stack.extend(refs.get(id(cte), []))
+        # CTEs referenced from CTEs nested inside this one
+        for inner in cte.find_all(exp.CTE):
+            if inner is not cte:
+                stack.extend(refs.get(id(inner), []))
+    return used
+
+
+def cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
+    node: exp.Expr | None = cte
+    while node is not None:
+        if isinstance(node, exp.CTE) and id(node) not in used:
+            return False
+        node = node.parent
+    return True

@@ -25,13 +25,16 @@ from lineage_udfs.core.classify import (
 )
 from lineage_udfs.core.commands import command_tables
 from lineage_udfs.core.dialects import qualify_parts
+from lineage_udfs.core.dml_targets import is_alias_reference, relation_tables, resolve_alias_target
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.naming import (
     NameContext,
+    cte_chain_used,
     cte_reference,
     file_function_path,
     location_dataset,
     stage_name,
+    used_ctes,
 )
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.tiers import StatementTables
@@ -49,31 +52,6 @@ def _unwrap_schema(node: exp.Expr | None) -> tuple[exp.Expr | None, list[str]]:
         ]
         return node.this, cols
     return node, []
-
-
-def _used_ctes(tables: list[tuple[exp.Table, exp.CTE | None]]) -> set[int]:
-    """ids of CTEs reachable from the statement body (not only from unused CTEs), given the
-    statement's tables with the CTE each names."""
-    refs: dict[int, list[exp.CTE]] = {}  # id(cte or 0 for body) -> referenced CTEs
-    for table, cte in tables:
-        if cte is None:
-            continue
-        holder = table.find_ancestor(exp.CTE)
-        # a CTE nested in a CTE: attribute to the outermost defining CTE chain step
-        refs.setdefault(id(holder) if holder is not None else 0, []).append(cte)
-    used: set[int] = set()
-    stack = list(refs.get(0, []))
-    while stack:
-        cte = stack.pop()
-        if id(cte) in used:
-            continue
-        used.add(id(cte))
-        stack.extend(refs.get(id(cte), []))
-        # CTEs referenced from CTEs nested inside this one
-        for inner in cte.find_all(exp.CTE):
-            if inner is not cte:
-                stack.extend(refs.get(id(inner), []))
-    return used
 
 
 @dataclass(slots=True)
@@ -156,7 +134,7 @@ def _collect_sources(statement: exp.Expr, build: _Build) -> None:
     skip_nodes = build.skip_nodes
     # one walk: each table with the CTE it names (None: a table of the catalog)
     tables = [(table, cte_reference(table)) for table in statement.find_all(exp.Table)]
-    used = None if opts.include_unused_cte_sources else _used_ctes(tables)
+    used = None if opts.include_unused_cte_sources else used_ctes(tables)
     for table, cte in tables:
         if id(table) in target_ids or id(table) in skip_nodes:
             continue
@@ -164,9 +142,9 @@ def _collect_sources(statement: exp.Expr, build: _Build) -> None:
             continue
         if used is not None:
             holder = table.find_ancestor(exp.CTE)
-            if holder is not None and not _cte_chain_used(holder, used):
+            if holder is not None and not cte_chain_used(holder, used):
                 continue
-        if _is_alias_reference(table, statement):
+        if is_alias_reference(table, statement):
             continue
         if table.find_ancestor(exp.Hint) is not None:
             continue  # /*+ BROADCAST(b) */ names an alias of the query, not a table
@@ -270,7 +248,7 @@ def _merge(statement: exp.Merge, b: _Build) -> bool:
 
 
 def _update(statement: exp.Update, b: _Build) -> bool:
-    target = _resolve_alias_target(statement, statement.this, b.ctx)
+    target = resolve_alias_target(statement, statement.this, b.ctx)
     b.add_target(target)
     if target is not statement.this:
         b.skip_nodes.add(id(statement.this))
@@ -287,16 +265,16 @@ def _delete(statement: exp.Delete, b: _Build) -> bool:
     if tables:
         for t in tables:
             b.skip_nodes.add(id(t))
-            resolved = _resolve_alias_target(statement, t, ctx)
+            resolved = resolve_alias_target(statement, t, ctx)
             b.add_target(resolved)
             if resolved is not None:
                 b.skip_nodes.add(id(resolved))
         deleted = set(b.result.targets)
-        for t in _relation_tables(statement):
+        for t in relation_tables(statement):
             if ctx.table_name(t) in deleted:
                 b.skip_nodes.add(id(t))
     else:
-        resolved = _resolve_alias_target(statement, statement.this, ctx)
+        resolved = resolve_alias_target(statement, statement.this, ctx)
         b.add_target(resolved)
         if resolved is not statement.this:
             b.skip_nodes.add(id(statement.this))
@@ -562,89 +540,6 @@ def _dictionary_sources(statement: exp.Expr, ctx: NameContext) -> list[str]:
             continue
         out.append(".".join(p for p in parts if p))
     return out
-
-
-def _relation_tables(statement: exp.Expr) -> list[exp.Table]:
-    """Tables in the statement's own FROM/JOIN position (not inside subqueries)."""
-    out: list[exp.Table] = []
-    this = statement.this
-    if isinstance(this, exp.Table):
-        out.append(this)
-        out.extend(j.this for j in this.args.get("joins") or [] if isinstance(j.this, exp.Table))
-    for j in statement.args.get("joins") or []:
-        if isinstance(j.this, exp.Table):
-            out.append(j.this)
-    return out
-
-
-def _cte_chain_used(cte: exp.CTE, used: set[int]) -> bool:
-    node: exp.Expr | None = cte
-    while node is not None:
-        if isinstance(node, exp.CTE) and id(node) not in used:
-            return False
-        node = node.parent
-    return True
-
-
-def _is_alias_reference(table: exp.Table, statement: exp.Expr) -> bool:
-    """``UPDATE alias …`` / ``DELETE alias FROM t alias``: the table node names an alias."""
-    if table.args.get("db") or table.args.get("alias"):
-        return False
-    parent = table.parent
-    if not (isinstance(parent, exp.Update | exp.Delete) and table is parent.this) and not (
-        isinstance(parent, exp.Delete) and table in (parent.args.get("tables") or [])
-    ):
-        return False
-    name = table.name.lower()
-    return any(
-        t is not table and t.alias and t.alias.lower() == name
-        for t in statement.find_all(exp.Table)
-    )
-
-
-def _resolve_alias_target(
-    statement: exp.Expr, node: exp.Expr | None, ctx: NameContext
-) -> exp.Expr | None:
-    """The table a DML statement writes when its target names an alias, a CTE or a derived table.
-
-    ``UPDATE d SET … FROM t d``: the table aliased ``d``. ``WITH d AS (SELECT … FROM t)
-    DELETE FROM d`` and ``UPDATE d SET … FROM (SELECT … FROM t) d`` (T-SQL updatable CTEs
-    and derived tables): rows are deleted or updated in the one base table the CTE or derived
-    table selects from, ``t`` (through CTE chains). That table is the target; as for any DML
-    target it is not also a source (option ``update_target_as_source``), although the CTE
-    reads it: the CTE is a view of the target's own rows, not a second input. Other tables
-    the CTE reads (subqueries, joins) stay sources.
-    """
-    if not isinstance(node, exp.Table) or node.args.get("db") or node.args.get("alias"):
-        return node
-    name = node.name.lower()
-    for t in statement.find_all(exp.Table):
-        if t is not node and t.alias and t.alias.lower() == name:
-            return t
-    cte = cte_reference(node)
-    if cte is not None:
-        return _single_base_table(cte.this, 0) or node
-    for derived in statement.find_all(exp.Subquery):
-        if derived.alias and derived.alias.lower() == name:
-            return _single_base_table(derived.this, 0) or node
-    return node
-
-
-def _single_base_table(query: exp.Expr | None, depth: int) -> exp.Table | None:
-    """The base table of a SELECT over one relation (no join, no set operation), through CTEs
-    and derived tables: the table a DML statement writes through such a query."""
-    while isinstance(query, exp.Subquery):
-        query = query.this
-    if not isinstance(query, exp.Select) or query.args.get("joins") or depth > 10:
-        return None
-    from_ = query.args.get("from_")
-    relation = from_.this if isinstance(from_, exp.From) else None
-    if isinstance(relation, exp.Subquery):
-        return _single_base_table(relation.this, depth + 1)
-    if not isinstance(relation, exp.Table) or not isinstance(relation.this, exp.Identifier):
-        return None
-    cte = cte_reference(relation)
-    return _single_base_table(cte.this, depth + 1) if cte is not None else relation
 
 
 def _option_uris(options: object, ctx: NameContext) -> list[str]:
