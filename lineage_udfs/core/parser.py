@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from lineage_udfs.core.attempts import IncompleteStatementError
 from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.columns import ColumnLineage, extract_column_edges
 from lineage_udfs.core.dialects import to_sqlglot_dialect
@@ -40,16 +41,11 @@ from lineage_udfs.core.models import (
 from lineage_udfs.core.naming import NameContext, after_use
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
-from lineage_udfs.core.statements import (
-    Chunk,
-    IncompleteStatementError,
-    declared_variables,
-    split_statements,
-)
+from lineage_udfs.core.statements import Chunk, split_statements
 from lineage_udfs.core.tables import extract_tables
 from lineage_udfs.core.tiers import StatementTables
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
-from lineage_udfs.core.variables import assigned_variables, variable_uses
+from lineage_udfs.core.variables import assigned_variables, declared_variables, variable_uses
 
 Catalog = Mapping[str, Mapping[str, object]]
 """``{qualified table name: {column: type}}`` with columns in declared order."""

@@ -110,3 +110,16 @@ def _disarm(previous_handler: Any) -> None:
 
 _EXIT_CODE = frozenset({time_limit.__exit__.__code__, _disarm.__code__})
 """Where a tick must not raise: a signal handled there would leave the timer running."""
+
+
+def reraise_timeout(exc: BaseException) -> None:
+    """Re-raise the time limit's error, also when sqlglot wrapped it (its tokenizer re-raises
+    any error as ``TokenError(...) from e``): the limit ends the split, not one attempt, or each
+    repair attempt would run on without a limit."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return
+        if isinstance(seen, ParseTimeoutError):
+            raise seen
+        seen = seen.__cause__ or seen.__context__

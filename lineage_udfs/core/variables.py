@@ -12,11 +12,15 @@ JOIN … ON: JOIN, elsewhere: CONDITIONAL).
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
 
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.naming import NameContext
+from lineage_udfs.core.tokens import CONTROL_WORDS, STATEMENT_STARTERS, tokenize
 
 _BARE_NAMES_ARE_COLUMNS = frozenset({"snowflake", "tsql", "fabric"})
 """Dialects whose statements name a variable only with a prefix (``$m``, ``:m``, ``@m``): a
@@ -196,3 +200,170 @@ def assigns_variables(into: exp.Into, ctx: NameContext) -> bool:
     if target.args.get("db") or target.args.get("catalog"):
         return False
     return bool(ctx.variables) and ctx.ident(target.this) in ctx.variables
+
+
+_DECLARES_RE = re.compile(r"\b(?:DECLARE|LET|PROCEDURE|FUNCTION)\b", re.IGNORECASE)
+
+
+_DECLARE_WORDS = ("declare", "let", "procedure", "function")
+
+
+_STRING_TOKENS = frozenset(
+    t
+    for t in (getattr(TokenType, n, None) for n in ("STRING", "RAW_STRING", "HEREDOC_STRING"))
+    if t is not None
+)
+
+
+_PARAMETER_MODES = frozenset({"IN", "OUT", "INOUT", "VARIADIC", "NOCOPY"})
+
+
+_NOT_A_DECLARATION = frozenset(
+    {
+        "BEGIN",
+        "END",
+        "TYPE",
+        "SUBTYPE",
+        "PRAGMA",
+        "PROCEDURE",
+        "FUNCTION",
+        "EXCEPTION",
+        "ASSERT",
+        "CALL",
+        "EXPORT",
+        "LOAD",
+        "HANDLER",
+    }
+    | STATEMENT_STARTERS
+    | CONTROL_WORDS
+)
+
+
+def declared_variables(sql: str, dialect: str | None) -> frozenset[str]:
+    """Names a procedural text declares as variables or parameters (lower-cased).
+
+    Procedure and function parameters (``CREATE PROCEDURE p(x DATE)``, ``IN``/``OUT`` modes
+    skipped), ``DECLARE`` sections and statements (PL/pgSQL, PL/SQL, Snowflake Scripting,
+    BigQuery ``DECLARE a, b INT64``, MySQL), the PL/SQL section after ``IS``/``AS`` of a
+    procedure header, and Snowflake ``LET``. Bodies quoted as strings (``$$ … $$``, ``'…'``)
+    are read too. ``@names`` (T-SQL, MySQL) are left out: they never look like a column or a
+    table. Such names are values, not tables or columns: ``SELECT … INTO v`` assigns ``v``,
+    and a bare ``v`` in a query is the variable, not a column of the FROM table.
+
+    Examples:
+        >>> sorted(declared_variables("CREATE PROCEDURE p(x DATE, OUT y INT64) BEGIN "
+        ...     "DECLARE a, b INT64 DEFAULT 0; SELECT 1; END", "bigquery"))
+        ['a', 'b', 'x', 'y']
+        >>> sorted(declared_variables("DECLARE n integer; c CURSOR FOR SELECT 1; BEGIN NULL; "
+        ...     "END;", "oracle"))
+        ['c', 'n']
+    """
+    lowered = sql.lower()  # the words as substrings first: ~4 x faster than the regex alone
+    if not any(word in lowered for word in _DECLARE_WORDS) or not _DECLARES_RE.search(sql):
+        return frozenset()
+    return frozenset(_declared(sql, dialect, 0))
+
+
+def _declared(sql: str, dialect: str | None, depth: int) -> set[str]:
+    tokens = tokenize(sql, dialect) or []
+    found: set[str] = set()
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        word = tok.text.upper()
+        if tok.token_type in _STRING_TOKENS:
+            if depth < 3 and _DECLARES_RE.search(tok.text):
+                found.update(_declared(tok.text, dialect, depth + 1))
+        elif word in ("DECLARE", "LET"):
+            section = word == "DECLARE"
+            if tok.token_type == TokenType.COMMAND:  # the tokenizer kept the rest as one string
+                rest = tokenize(sql[tok.end + 1 :], dialect) or []
+                found.update(_declaration_section(rest, 0, section=section))
+            else:
+                found.update(_declaration_section(tokens, i + 1, section=section))
+        elif word in ("PROCEDURE", "FUNCTION") and any(
+            t.text.upper() in ("CREATE", "ALTER") for t in tokens[max(0, i - 4) : i]
+        ):
+            j = i + 1
+            while (
+                j < n
+                and tokens[j].token_type not in (TokenType.L_PAREN,)
+                and (tokens[j].text.upper() not in ("AS", "IS", "BEGIN", "RETURNS", "LANGUAGE"))
+            ):
+                j += 1
+            if j < n and tokens[j].token_type == TokenType.L_PAREN:
+                j = _parameters(tokens, j, found)
+            if j < n and tokens[j].text.upper() in ("IS", "AS") and dialect == "oracle":
+                found.update(_declaration_section(tokens, j + 1, section=True))
+    return found
+
+
+def _name_of(tok: Token) -> str | None:
+    text = tok.text
+    if tok.token_type == TokenType.IDENTIFIER:
+        return text.lower()
+    if not re.fullmatch(r"[A-Za-z_][\w$]*", text) or text.upper() in _NOT_A_DECLARATION:
+        return None
+    return text.lower()
+
+
+def _parameters(tokens: list[Token], start: int, found: set[str]) -> int:
+    """Collect the parameter names of the list opening at ``tokens[start]``; the index after
+    its closing parenthesis."""
+    depth = 0
+    expect_name = True
+    i = start
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif depth == 1 and tok.token_type == TokenType.COMMA:
+            expect_name = True
+        elif depth == 1 and expect_name and tok.text.upper() not in _PARAMETER_MODES:
+            name = _name_of(tok)
+            if name:
+                found.add(name)
+            expect_name = False
+        i += 1
+    return i
+
+
+def _declaration_section(tokens: list[Token], start: int, *, section: bool) -> set[str]:
+    """Names declared from ``tokens[start]``: ``name type …;`` items (``a, b type`` declares
+    both), up to ``BEGIN`` or a statement keyword; one item only when ``section`` is False."""
+    found: set[str] = set()
+    i = start
+    n = len(tokens)
+    while i < n:
+        if tokens[i].text.upper() == "CURSOR" and i + 1 < n:
+            i += 1  # PL/SQL: CURSOR c IS SELECT …
+        name = _name_of(tokens[i])
+        if (
+            name is None
+            or i + 1 >= n
+            or tokens[i + 1].token_type in (TokenType.DOT, TokenType.EQ, TokenType.L_PAREN)
+            or tokens[i + 1].text.upper() == "HANDLER"
+        ):
+            break
+        found.add(name)
+        i += 1
+        while i + 1 < n and tokens[i].token_type == TokenType.COMMA:
+            more = _name_of(tokens[i + 1])
+            if more is None:
+                break
+            found.add(more)
+            i += 2
+        depth = 0
+        while i < n and not (depth == 0 and tokens[i].token_type == TokenType.SEMICOLON):
+            if tokens[i].token_type == TokenType.L_PAREN:
+                depth += 1
+            elif tokens[i].token_type == TokenType.R_PAREN:
+                depth = max(0, depth - 1)
+            i += 1
+        i += 1
+        if not section:
+            break
+    return found

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from lineage_udfs.core import statements
+from lineage_udfs.core import attempts
+from lineage_udfs.core.embedded import embedded_query
 from lineage_udfs.core.enums import ParserName, ParseStatus
 from lineage_udfs.core.parser import LineageParser
-from lineage_udfs.core.statements import Chunk, _embedded_query, split_statements
+from lineage_udfs.core.statements import split_statements
 
 ORACLE_BLOCK = """BEGIN
   IF p IS NULL THEN
@@ -36,10 +37,10 @@ def test_procedural_block_stays_on_the_sqlglot_tier() -> None:
 
 
 def test_embedded_query_needs_a_single_constant_string() -> None:
-    assert _embedded_query(Chunk("EXECUTE IMMEDIATE 'SELECT a FROM s' || x")) is None
-    assert _embedded_query(Chunk("EXECUTE IMMEDIATE v_sql")) is None
-    assert _embedded_query(Chunk("EXECUTE IMMEDIATE 'not sql at all'")) is None
-    assert _embedded_query(Chunk("UNLOAD ('select a from s') TO 'x'")) == "select a from s"
+    assert embedded_query("EXECUTE IMMEDIATE 'SELECT a FROM s' || x") is None
+    assert embedded_query("EXECUTE IMMEDIATE v_sql") is None
+    assert embedded_query("EXECUTE IMMEDIATE 'not sql at all'") is None
+    assert embedded_query("UNLOAD ('select a from s') TO 'x'") == "select a from s"
 
 
 def test_broken_insert_with_column_list_stays_one_statement() -> None:
@@ -80,5 +81,5 @@ def test_a_failed_chunk_carries_sqlglots_own_error(sql: str, dialect: str) -> No
         else:
             expected = None
         assert getattr(chunk.error, "errors", None) == expected
-        statements._ERRORS.clear()
-        assert getattr(statements._parse_error(chunk.text, dialect), "errors", None) == expected
+        attempts._ERRORS.clear()
+        assert getattr(attempts.parse_error(chunk.text, dialect), "errors", None) == expected

@@ -1,0 +1,105 @@
+"""sqlglot's tokens of a text, and the keywords that start statements and control flow.
+
+Owns :func:`tokenize` (the last text's tokens are kept: splitting, repairing and reading
+declarations tokenize the same text again) and the keyword sets the splitter and the reader of
+declarations share (:data:`STATEMENT_STARTERS`, :data:`CONTROL_WORDS`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sqlglot
+from sqlglot.tokens import Token
+
+from lineage_udfs.core.timeout import reraise_timeout
+
+STATEMENT_STARTERS = frozenset(
+    {
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "MERGE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "TRUNCATE",
+        "WITH",
+        "SELECT",
+        "USE",
+        "COPY",
+        "REPLACE",
+        "RENAME",
+        "CACHE",
+        "UNCACHE",
+        "REFRESH",
+    }
+)
+
+
+CONTROL_WORDS = frozenset(
+    {
+        "BEGIN",
+        "END",
+        "IF",
+        "ELSE",
+        "ELSEIF",
+        "ELSIF",
+        "WHILE",
+        "LOOP",
+        "DECLARE",
+        "RETURN",
+        "PRINT",
+        "RAISERROR",
+        "THROW",
+        "LEAVE",
+        "ITERATE",
+        "CONTINUE",
+        "BREAK",
+        "EXCEPTION",
+        "WHEN",
+        "FOR",
+        "REPEAT",
+        "UNTIL",
+        "OPEN",
+        "FETCH",
+        "CLOSE",
+        "DEALLOCATE",
+        "GOTO",
+        "TRY",
+        "CATCH",
+        "COMMIT",
+        "ROLLBACK",
+        "RAISE",
+        "SET",
+        "EXEC",
+        "EXECUTE",
+        "CALL",
+        "LET",
+        "THEN",
+        "DO",
+        "LANGUAGE",
+        "AS",
+        "IS",
+        "RETURNS",
+        "TRAN",
+        "TRANSACTION",
+        "PERFORM",
+        "GET",
+        "SIGNAL",
+        "CASE",
+        "ON",
+    }
+)
+
+
+@lru_cache(maxsize=1)
+def tokenize(text: str, dialect: str | None) -> list[Token] | None:
+    """sqlglot's tokens of ``text`` (None if it cannot tokenize it). The last text's tokens are
+    kept: splitting a statement that does not parse tokenizes the same text again (to split it
+    on semicolons, then to find statement starts in its only piece). Callers only read them."""
+    try:
+        return list(sqlglot.tokenize(text, read=dialect))
+    except Exception as exc:
+        reraise_timeout(exc)
+        return None
