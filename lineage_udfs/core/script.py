@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lineage_udfs.core.columns import compose, transformation_type
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.models import ColumnEdge, TableEdge
+from lineage_udfs.core.subtypes import compose, transformation_type
 
 _CREATING = frozenset(
     {StatementType.CTAS, StatementType.CREATE_VIEW, StatementType.SELECT_INTO, StatementType.DDL}

@@ -7,8 +7,8 @@ import pytest
 import sqlglot
 from sqlglot import expressions as exp
 
-from lineage_udfs.core.columns import _LEAF, _SAME, _plain_kind
 from lineage_udfs.core.enums import TransformationSubtype as Sub
+from lineage_udfs.core.subtypes import LEAF, SAME, plain_kind
 
 CLASSES = [  # (class, decision)
     (exp.Upper, Sub.TRANSFORMATION),
@@ -19,12 +19,12 @@ CLASSES = [  # (class, decision)
     (exp.Count, Sub.AGGREGATION),
     (exp.MD5, Sub.MASKED),
     (exp.SHA2, Sub.MASKED),
-    (exp.Alias, _SAME),
-    (exp.Paren, _SAME),
-    (exp.Distinct, _SAME),
-    (exp.Literal, _LEAF),
-    (exp.Null, _LEAF),
-    (exp.Boolean, _LEAF),
+    (exp.Alias, SAME),
+    (exp.Paren, SAME),
+    (exp.Distinct, SAME),
+    (exp.Literal, LEAF),
+    (exp.Null, LEAF),
+    (exp.Boolean, LEAF),
     # decided node by node: columns, queries, conditionals, windows, selectors, anonymous calls
     (exp.Column, None),
     (exp.Select, None),
@@ -46,13 +46,13 @@ CLASSES = [  # (class, decision)
 
 @pytest.mark.parametrize(("cls", "decision"), CLASSES, ids=[c.__name__ for c, _ in CLASSES])
 def test_class_decision(cls: type, decision: object) -> None:
-    assert _plain_kind(cls) == decision
+    assert plain_kind(cls) == decision
 
 
 def test_decode_case_is_decided_node_by_node() -> None:
     node = sqlglot.parse_one("SELECT DECODE(x, 1, a, b) FROM t", read="oracle").find(exp.Func)
     assert node is not None
-    assert _plain_kind(type(node)) is None
+    assert plain_kind(type(node)) is None
 
 
 def test_a_function_class_without_a_class_level_name_is_decided_node_by_node() -> None:
@@ -61,4 +61,4 @@ def test_a_function_class_without_a_class_level_name_is_decided_node_by_node() -
         def sql_name(cls) -> str:
             raise TypeError("named per node")
 
-    assert _plain_kind(NamedPerNode) is None
+    assert plain_kind(NamedPerNode) is None
