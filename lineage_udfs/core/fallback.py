@@ -9,11 +9,13 @@ names are not tables.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from lineage_udfs.core.dialects import qualify_parts
-from lineage_udfs.core.enums import StatementType
+from lineage_udfs.core.enums import ParserName, StatementType
+from lineage_udfs.core.naming import NameContext
+from lineage_udfs.core.statements import Chunk
+from lineage_udfs.core.tiers import StatementTables
 from lineage_udfs.core.timeout import ParseTimeoutError
 
 _SQLFLUFF_DIALECTS = {
@@ -69,15 +71,6 @@ _KEYWORDS = frozenset(
 )
 
 
-@dataclass(slots=True)
-class FallbackTables:
-    """Table lineage read by a fallback tier."""
-
-    statement_type: StatementType
-    sources: list[str] = field(default_factory=list)
-    targets: list[str] = field(default_factory=list)
-
-
 def _strip(sql: str) -> str:
     sql = re.sub(r"--[^\n]*", " ", sql)
     sql = re.sub(r"/\*.*?\*/", " ", sql, flags=re.DOTALL)
@@ -123,7 +116,7 @@ def _statement_type(sql: str) -> StatementType:
 
 def regex_tables(
     sql: str, default_catalog: str | None = None, default_schema: str | None = None
-) -> FallbackTables:
+) -> StatementTables:
     """Table lineage from keywords alone (the last resort for text no parser accepts).
 
     Examples:
@@ -132,7 +125,7 @@ def regex_tables(
         (['a', 'b'], ['t'])
     """
     text = _strip(sql)
-    result = FallbackTables(_statement_type(text))
+    result = StatementTables(_statement_type(text))
     ctes = {m.group(1).strip('`"').lower() for m in _CTE_RE.finditer(text)}
     for m in _TARGET_RE.finditer(text):
         name = _name(m.group(1), default_catalog, default_schema)
@@ -154,7 +147,7 @@ def regex_tables(
 
 def sqlparse_tables(
     sql: str, default_catalog: str | None = None, default_schema: str | None = None
-) -> FallbackTables:
+) -> StatementTables:
     """The sqlparse tier: sqlparse's lexer drops comments (only lexing: its grouping stage
     costs 5x more and refuses statements over 10,000 tokens), then :func:`regex_tables`.
 
@@ -169,6 +162,16 @@ def sqlparse_tables(
     """
     text = without_comments(sql) if may_hold_comment(sql) else sql
     return regex_tables(text, default_catalog, default_schema)
+
+
+class SqlparseTier:
+    """The last tier (a :class:`~lineage_udfs.core.tiers.TableTier`): :func:`sqlparse_tables`."""
+
+    parser: ClassVar[ParserName] = ParserName.SQLPARSE
+
+    def read(self, chunk: Chunk, ctx: NameContext) -> StatementTables:
+        """The tables keywords name in the statement's text (see :func:`sqlparse_tables`)."""
+        return sqlparse_tables(chunk.text, ctx.default_catalog, ctx.default_schema)
 
 
 def without_comments(sql: str) -> str:
@@ -209,6 +212,8 @@ class SqlfluffTier:
     statement sqlfluff reads pays ~1.5 ms more than before).
     """
 
+    parser: ClassVar[ParserName] = ParserName.SQLFLUFF
+
     def __init__(self) -> None:
         self._linters: dict[str, Any] = {}
         self._rust: dict[str, tuple[Any, Any] | None] = {}
@@ -217,13 +222,18 @@ class SqlfluffTier:
         """How many linters and Rust parser tool pairs the tier has built (one per dialect)."""
         return len(self._linters) + len(self._rust)
 
+    def read(self, chunk: Chunk, ctx: NameContext) -> StatementTables | None:
+        """The tier's protocol (:class:`~lineage_udfs.core.tiers.TableTier`): :meth:`tables` of
+        the statement's text in the context's dialect and defaults."""
+        return self.tables(chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema)
+
     def tables(
         self,
         sql: str,
         dialect: str | None,
         default_catalog: str | None = None,
         default_schema: str | None = None,
-    ) -> FallbackTables | None:
+    ) -> StatementTables | None:
         """Table lineage, or None when sqlfluff cannot parse the statement either."""
         name = _SQLFLUFF_DIALECTS.get(dialect, "ansi")
         if self._rust_rejects(sql, name):
@@ -246,7 +256,7 @@ class SqlfluffTier:
             for seg in cte.segments
             if seg.is_type("identifier")
         }
-        result = FallbackTables(_statement_type(sql))
+        result = StatementTables(_statement_type(sql))
         for stmt in tree.recursive_crawl("statement"):
             kind = stmt.segments[0].get_type() if stmt.segments else ""
             refs = list(stmt.recursive_crawl("table_reference"))

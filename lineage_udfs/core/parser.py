@@ -27,7 +27,7 @@ from lineage_udfs.core.enums import (
     StatementType,
     TransformationType,
 )
-from lineage_udfs.core.fallback import FallbackTables, SqlfluffTier, sqlparse_tables
+from lineage_udfs.core.fallback import SqlfluffTier, SqlparseTier
 from lineage_udfs.core.fingerprint import mask_literals, normalized_masked_sql
 from lineage_udfs.core.garbage_collection import fewer_young_collections
 from lineage_udfs.core.models import (
@@ -42,8 +42,8 @@ from lineage_udfs.core.naming import NameContext, after_use
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.script import ScriptStep, collapse_script
 from lineage_udfs.core.statements import Chunk, split_statements
-from lineage_udfs.core.tables import extract_tables
-from lineage_udfs.core.tiers import StatementTables
+from lineage_udfs.core.tables import SqlglotTier
+from lineage_udfs.core.tiers import StatementTables, TableTier
 from lineage_udfs.core.timeout import ParseTimeoutError, time_limit
 from lineage_udfs.core.variables import assigned_variables, declared_variables, variable_uses
 
@@ -74,7 +74,7 @@ class _Step:
     statement_type: StatementType
     status: ParseStatus
     parser: ParserName
-    tables: StatementTables | FallbackTables | None = None
+    tables: StatementTables | None = None
     columns: ColumnLineage = field(default_factory=ColumnLineage)
     failure: ParseFailure | None = None
 
@@ -96,7 +96,9 @@ class LineageParser:
     def __init__(self, options: ParserOptions | None = None, catalog: Catalog | None = None):
         self.options = options or ParserOptions()
         self.catalog = CatalogIndex(catalog)
+        self._sqlglot: TableTier = SqlglotTier(self.options)
         self._sqlfluff = SqlfluffTier()
+        self._sqlparse: TableTier = SqlparseTier()
         self._dialects_used: set[str | None] = set()
         _silence_sqlglot()
 
@@ -204,7 +206,7 @@ class LineageParser:
             if chunk.control:
                 continue
             step, ctx, catalog = self._statement(chunk, len(steps), ctx, catalog)
-            if chunk.expression is not None and isinstance(step.tables, StatementTables):
+            if chunk.expression is not None and step.parser is ParserName.SQLGLOT:
                 _track_variables(step, chunk.expression, ctx, values)
             steps.append(step)
         if not steps:
@@ -220,7 +222,7 @@ class LineageParser:
         statement = chunk.expression
         try:
             with time_limit(timeout):
-                tables = extract_tables(statement, ctx, self.options)
+                tables = self._sqlglot.read(chunk, ctx)
         except ParseTimeoutError:
             return (
                 _Step(
@@ -238,6 +240,8 @@ class LineageParser:
             if step.status == ParseStatus.FAILED:
                 step.failure = ParseFailure(ErrorKind.INTERNAL, type(exc).__name__)
             return step, ctx, catalog
+        if tables is None:  # (not reached: the chunk has a tree)
+            return self._fallback(chunk, index, ctx), ctx, catalog
         if tables.use_database:
             ctx = after_use(ctx, statement, tables.use_database)
         step = _Step(index, tables.statement_type, ParseStatus.OK, ParserName.SQLGLOT, tables)
@@ -287,9 +291,7 @@ class LineageParser:
             budget = min(timeout, self.options.sqlfluff_timeout_seconds)
             try:
                 with time_limit(budget):
-                    found = self._sqlfluff.tables(
-                        chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema
-                    )
+                    found = self._sqlfluff.read(chunk, ctx)
                 if found is not None:
                     return _Step(
                         index, found.statement_type, ParseStatus.OK, ParserName.SQLFLUFF, found
@@ -302,8 +304,8 @@ class LineageParser:
         if self.options.use_sqlparse:
             try:
                 with time_limit(timeout):
-                    found = sqlparse_tables(chunk.text, ctx.default_catalog, ctx.default_schema)
-                if found.sources or found.targets:
+                    found = self._sqlparse.read(chunk, ctx)
+                if found is not None and (found.sources or found.targets):
                     return _Step(
                         index,
                         found.statement_type,
@@ -348,9 +350,9 @@ class LineageParser:
                     list(s.tables.sources) if s.tables else [],
                     list(s.tables.targets) if s.tables else [],
                     list(s.columns.edges),
-                    list(getattr(s.tables, "temporary", []) or []),
-                    list(getattr(s.tables, "dropped", []) or []),
-                    [old for old, _ in getattr(s.tables, "renamed", []) or []],
+                    list(s.tables.temporary) if s.tables else [],
+                    list(s.tables.dropped) if s.tables else [],
+                    [old for old, _ in s.tables.renamed] if s.tables else [],
                     list(s.columns.star_sources),
                     list(s.columns.star_indirect),
                 )
@@ -400,7 +402,7 @@ def _track_variables(
     including the variables that query read in turn.
     """
     tables = step.tables
-    if not isinstance(tables, StatementTables):
+    if tables is None:
         return
     read_tables: set[str] = set()
     read_columns: set[tuple[str, str]] = set()

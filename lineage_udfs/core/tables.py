@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
@@ -26,7 +26,7 @@ from lineage_udfs.core.classify import (
 from lineage_udfs.core.commands import command_tables
 from lineage_udfs.core.dialects import qualify_parts
 from lineage_udfs.core.dml_targets import is_alias_reference, relation_tables, resolve_alias_target
-from lineage_udfs.core.enums import StatementType
+from lineage_udfs.core.enums import ParserName, StatementType
 from lineage_udfs.core.naming import (
     NameContext,
     cte_chain_used,
@@ -37,6 +37,7 @@ from lineage_udfs.core.naming import (
     used_ctes,
 )
 from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.statements import Chunk
 from lineage_udfs.core.tiers import StatementTables
 from lineage_udfs.core.variables import assigned_queries, assigns_variables
 
@@ -123,6 +124,26 @@ def extract_tables(
     if not done:
         _collect_sources(statement, build)
     return build.result
+
+
+class SqlglotTier:
+    """The first tier (a :class:`~lineage_udfs.core.tiers.TableTier`): :func:`extract_tables`
+    of the tree sqlglot read; None for a statement it did not read.
+
+    Args:
+        options: conventions (see :class:`ParserOptions`).
+    """
+
+    parser: ClassVar[ParserName] = ParserName.SQLGLOT
+
+    def __init__(self, options: ParserOptions | None = None) -> None:
+        self.options = options or ParserOptions()
+
+    def read(self, chunk: Chunk, ctx: NameContext) -> StatementTables | None:
+        """The statement's tables (see :func:`extract_tables`)."""
+        if chunk.expression is None:
+            return None
+        return extract_tables(chunk.expression, ctx, self.options)
 
 
 def _collect_sources(statement: exp.Expr, build: _Build) -> None:
