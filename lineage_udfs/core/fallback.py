@@ -149,11 +149,12 @@ def sqlparse_tables(
     sql: str, default_catalog: str | None = None, default_schema: str | None = None
 ) -> StatementTables:
     """The sqlparse tier: sqlparse's lexer drops comments (only lexing: its grouping stage
-    costs 5x more and refuses statements over 10,000 tokens), then :func:`regex_tables`.
+    costs several times more and refuses statements over 10,000 tokens), then
+    :func:`regex_tables`.
 
     A text without ``--``, ``#`` or ``/*`` holds no comment for the lexer to drop (its comment
     tokens all start so) and goes to :func:`regex_tables` as it is: the lexer would give the
-    same text back, at ~10 µs a token (~2 ms for a statement of 200 tokens).
+    same text back, at a cost that grows with every token.
 
     Examples:
         >>> r = sqlparse_tables("INSERT INTO t /* FROM x */ SELECT * FROM s -- JOIN y")
@@ -201,15 +202,14 @@ def may_hold_comment(sql: str) -> bool:
 class SqlfluffTier:
     """Parses with sqlfluff; the parse tree's table references give table lineage.
 
-    One linter per dialect is built on first use and kept (building one costs ~100 ms).
+    One linter per dialect is built on first use and kept (building one is costly).
 
     Most statements that reach this tier are ones no grammar reads (sqlglot rejected them), and
-    building sqlfluff's Python tree from its Rust parser's match is most of the tier's cost
-    (~7 of ~10 ms a statement on the benchmark log's rejected statements). So the Rust
-    parser's match is read first (:meth:`_rust_rejects`): a match with an unparsable part, or
-    one that stops short of the text's end, would give a tree with an unparsable segment, and
-    the statement is rejected there (~2 ms); otherwise the linter parses it as before (a
-    statement sqlfluff reads pays ~1.5 ms more than before).
+    building sqlfluff's Python tree from its Rust parser's match is most of the tier's cost.
+    So the Rust parser's match is read first (:meth:`_rust_rejects`): a match with an
+    unparsable part, or one that stops short of the text's end, would give a tree with an
+    unparsable segment, and the statement is rejected there, before any tree is built;
+    otherwise the linter parses it (a statement sqlfluff reads pays for the match twice).
     """
 
     parser: ClassVar[ParserName] = ParserName.SQLFLUFF
@@ -305,7 +305,7 @@ class SqlfluffTier:
         lexer, parser = tools
         try:
             # the Rust lexer's own tokens: what the Rust parser reads (the linter wraps each in
-            # a Python segment first, ~80 % of its lexing time)
+            # a Python segment first, most of its lexing time)
             tokens, errors = lexer._lex(sql)
             if errors:
                 return True

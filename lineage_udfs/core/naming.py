@@ -3,9 +3,9 @@
 Owns :class:`NameContext` (the dialect and the session's default catalog and schema, with the
 declared variables of the enclosing script), the names of file locations and stages used as
 datasets (:func:`location_dataset`, :func:`file_function_path`, :func:`stage_name`), the CTE a
-table name refers to where it stands (:func:`cte_reference`) and which CTEs a statement
-really reads (:func:`used_ctes`), and how ``USE`` changes the
-defaults (:func:`after_use`). Every tier that names a table goes through here.
+table name refers to where it stands (:func:`cte_reference`) and which CTEs a statement really
+reads (:func:`used_ctes`), and how ``USE`` changes the defaults (:func:`after_use`). Every tier
+that names a table goes through here.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds)
     :class:`ParseTimeoutError`.
 
     A parse enters a limit a few times per statement, so this calls the C functions of
-    ``_signal`` (``signal.signal`` wraps them with enum conversions: ~1.7 µs a call, ~0.2 µs
-    without) and is a class rather than a generator-based context manager.
+    ``_signal`` (``signal.signal`` wraps them with enum conversions, several times their cost)
+    and is a class rather than a generator-based context manager.
 
     Args:
         seconds: the limit; None or <= 0 for none.

@@ -258,7 +258,7 @@ def declared_variables(sql: str, dialect: str | None) -> frozenset[str]:
         ...     "END;", "oracle"))
         ['c', 'n']
     """
-    lowered = sql.lower()  # the words as substrings first: ~4 x faster than the regex alone
+    lowered = sql.lower()  # the words as substrings first: cheaper than the regex alone
     if not any(word in lowered for word in _DECLARE_WORDS) or not _DECLARES_RE.search(sql):
         return frozenset()
     return frozenset(_declared(sql, dialect, 0))
