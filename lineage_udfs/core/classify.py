@@ -10,40 +10,44 @@ from __future__ import annotations
 from sqlglot import exp
 
 from lineage_udfs.core.commands import classify_command
+from lineage_udfs.core.compat import expression_classes
 from lineage_udfs.core.enums import StatementType
 from lineage_udfs.core.variables import assigned_queries
 
-_SESSION_TYPES: tuple[type[exp.Expr], ...] = tuple(
-    t
-    for t in (
-        getattr(exp, n, None)
-        for n in (
-            "Set",
-            "Use",
-            "Show",
-            "Describe",
-            "Uncache",
-            "Refresh",
-            "Analyze",
-            "Pragma",
-            "Transaction",
-            "Commit",
-            "Rollback",
-            "Grant",
-            "Revoke",
-            "Execute",
-            "Declare",
-            "Comment",
-            "Kill",
-            "Summarize",
-            "Detach",
-            "Attach",
-            "Install",
-            "Export",
-        )
-    )
-    if isinstance(t, type)
+_SESSION_TYPES = expression_classes(
+    "Set",
+    "Use",
+    "Show",
+    "Describe",
+    "Uncache",
+    "Refresh",
+    "Analyze",
+    "Pragma",
+    "Transaction",
+    "Commit",
+    "Rollback",
+    "Grant",
+    "Revoke",
+    "Execute",
+    "Declare",
+    "Comment",
+    "Kill",
+    "Summarize",
+    "Detach",
+    "Attach",
+    "Install",
+    "Export",
 )
+
+
+_ONE_KIND: tuple[tuple[type[exp.Expr], StatementType], ...] = (
+    (exp.Merge, StatementType.MERGE),
+    (exp.Update, StatementType.UPDATE),
+    (exp.Delete, StatementType.DELETE),
+    (exp.Drop, StatementType.DROP),
+    (exp.TruncateTable, StatementType.TRUNCATE),
+)
+"""Statement classes of one statement type whatever they hold."""
 
 
 def select_into(query: exp.Expr) -> exp.Into | None:
@@ -82,12 +86,9 @@ def classify_statement(statement: exp.Expr) -> StatementType:
         ):
             return StatementType.CREATE_VIEW if kind == "VIEW" else StatementType.CTAS
         return StatementType.DDL
-    if isinstance(statement, exp.Merge):
-        return StatementType.MERGE
-    if isinstance(statement, exp.Update):
-        return StatementType.UPDATE
-    if isinstance(statement, exp.Delete):
-        return StatementType.DELETE
+    for cls, kind_of_class in _ONE_KIND:
+        if isinstance(statement, cls):
+            return kind_of_class
     if isinstance(statement, exp.Copy) or type(statement).__name__ == "LoadData":
         return StatementType.COPY
     if type(statement).__name__ == "Export" and isinstance(statement.this, exp.Query):
@@ -101,10 +102,6 @@ def classify_statement(statement: exp.Expr) -> StatementType:
         if partition_source(statement) is not None:
             return StatementType.INSERT
         return StatementType.DDL
-    if isinstance(statement, exp.Drop):
-        return StatementType.DROP
-    if isinstance(statement, exp.TruncateTable):
-        return StatementType.TRUNCATE
     if isinstance(statement, exp.Cache):
         return StatementType.CTAS if statement.expression is not None else StatementType.SESSION
     if isinstance(statement, exp.Command):

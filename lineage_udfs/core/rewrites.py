@@ -10,23 +10,17 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from lineage_udfs.core.compat import expression_classes
 from lineage_udfs.core.embedded import string_body
 
-_BLOCK_TYPES: tuple[type[exp.Expr], ...] = tuple(
-    t
-    for t in (
-        getattr(exp, n, None)
-        for n in (
-            "Block",
-            "IfBlock",
-            "WhileBlock",
-            "LoopBlock",
-            "RepeatBlock",
-            "Try",
-            "StoredProcedure",
-        )
-    )
-    if isinstance(t, type)
+_BLOCK_TYPES = expression_classes(
+    "Block",
+    "IfBlock",
+    "WhileBlock",
+    "LoopBlock",
+    "RepeatBlock",
+    "Try",
+    "StoredProcedure",
 )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from lineage_udfs.core.compat import expression_classes
 from lineage_udfs.core.enums import TransformationSubtype as Sub
 from lineage_udfs.core.enums import TransformationType
 
@@ -71,22 +72,15 @@ MASKING_FUNCTIONS = frozenset(
 """Function names whose output masks their input (DIRECT/MASKED)."""
 
 
-_MASK_TYPES = tuple(
-    t
-    for t in (
-        getattr(exp, n, None)
-        for n in (
-            "MD5",
-            "MD5Digest",
-            "SHA",
-            "SHA2",
-            "SHA1Digest",
-            "SHA2Digest",
-            "FarmFingerprint",
-            "StandardHash",
-        )
-    )
-    if isinstance(t, type)
+_MASK_TYPES = expression_classes(
+    "MD5",
+    "MD5Digest",
+    "SHA",
+    "SHA2",
+    "SHA1Digest",
+    "SHA2Digest",
+    "FarmFingerprint",
+    "StandardHash",
 )
 
 
