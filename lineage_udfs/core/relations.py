@@ -19,6 +19,7 @@ Dep = tuple[str, str, Sub]
 
 
 Output = tuple[str, frozenset[Dep]]
+"""(output column name, the dependencies of its value)."""
 
 
 @dataclass(slots=True)
