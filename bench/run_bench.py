@@ -149,7 +149,7 @@ def _loop_child(args: argparse.Namespace) -> int:
         from lineage_udfs.core.parser import LineageParser
         from lineage_udfs.settings import ParserSettings
 
-        options = ParserSettings(**json.loads(args.parser_settings)).to_options()
+        options = ParserSettings.model_validate(json.loads(args.parser_settings)).options
         parser = LineageParser(options)
         parser.parse("INSERT INTO w SELECT a FROM s", dialect="spark")  # warm-up: build state
         gc.collect()

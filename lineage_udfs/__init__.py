@@ -1,5 +1,7 @@
 """lineage-warehouse: table- and column-level lineage from SQL logs, on Spark."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from lineage_udfs.core.enums import (
     ErrorKind,
     ParserName,
@@ -21,7 +23,11 @@ from lineage_udfs.core.models import (
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("lineage-warehouse")
+    """The package version, from the installed distribution's metadata (pyproject.toml)."""
+except PackageNotFoundError:  # the source tree on a path, not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "ColumnEdge",

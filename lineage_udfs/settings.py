@@ -7,34 +7,28 @@ models are frozen and reject unknown keys, so a typo in YAML fails at start-up.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from math import ceil
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.emit.config import OpenLineageSettings  # the `openlineage:` section (issue 5)
-
-CANONICAL_COLUMNS: tuple[str, ...] = (
-    "query_id",
-    "query_text",
-    "dialect",
-    "default_database",
-    "default_schema",
-    "user_name",
-    "start_time",
-    "end_time",
-    "status",
-    "source_system",
-    "object_kind",
-    "object_name",
-)
-"""Columns of the canonical query log (``spark.schemas.QUERY_LOG_SCHEMA``), in order."""
-
+from lineage_udfs.core.records import QUERY_LOG_COLUMNS
+from lineage_udfs.emit.config import OpenLineageSettings
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -61,45 +55,40 @@ class SourceSettings(_Strict):
     @field_validator("columns", "defaults")
     @classmethod
     def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = sorted(set(value) - set(CANONICAL_COLUMNS))
+        unknown = sorted(set(value) - set(QUERY_LOG_COLUMNS))
         if unknown:
-            raise ValueError(f"unknown canonical column(s) {unknown}; known: {CANONICAL_COLUMNS}")
+            raise ValueError(f"unknown canonical column(s) {unknown}; known: {QUERY_LOG_COLUMNS}")
         return value
 
 
-PARSER_JOB_KEYS: tuple[str, ...] = ("incremental", "partitions")
-"""Keys of the parser section that drive the job, not the parser."""
-
-
 class ParserSettings(_Strict):
-    """Parser knobs (→ ``ParserOptions``; see its docstring) plus how the job drives the parser
-    (``incremental``, ``partitions``). A unit test keeps the fields in step with ParserOptions."""
+    """The ``parser:`` section: the parser's options (``ParserOptions``, validated into it; see
+    its docstring) next to the two keys that say how the job drives the parser."""
 
-    default_dialect: str = "spark"
-    default_catalog: str | None = None
-    default_schema: str | None = None
-    column_lineage: bool = True
-    timeout_seconds: float = 30.0
-    max_sql_chars: int = 1_000_000
-    use_sqlfluff: bool = True
-    sqlfluff_timeout_seconds: float = 1.0
-    sqlfluff_max_chars: int = 20_000
-    use_sqlparse: bool = True
-    fallback_dialect: str | None = None
-    destructive_statements_as_targets: bool = True
-    ddl_as_target: bool = True
-    rename_as_lineage: bool = True
-    update_target_as_source: bool = False
-    include_unused_cte_sources: bool = False
-    collapse_persistent_intermediates: bool = False
-    conditions_as_direct: bool = False
-    file_datasets: bool = True
+    options: ParserOptions = ParserOptions()
     incremental: bool = True
+    """Parse only fingerprints not yet parsed under the current ``parser_version``."""
     partitions: int = 0
+    """Parse tasks; 0 derives the count from the cores and the statements."""
 
-    def to_options(self) -> ParserOptions:
-        """The frozen dataclass handed to every executor (job-only keys excluded)."""
-        return ParserOptions(**self.model_dump(exclude=set(PARSER_JOB_KEYS)))
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_options(cls, value: Any) -> Any:
+        """The YAML section is flat: every key but the job's goes to ``options``."""
+        if not isinstance(value, Mapping) or "options" in value:
+            return value
+        job_keys = set(cls.model_fields) - {"options"}
+        options = {k: v for k, v in value.items() if k not in job_keys}
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ParserOptions)})
+        if unknown:
+            raise ValueError(f"unknown parser option(s) {unknown}")
+        return {**{k: v for k, v in value.items() if k in job_keys}, "options": options}
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dumped flat, as the YAML section is written."""
+        data: dict[str, Any] = handler(self)
+        return {**data.pop("options"), **data}
 
 
 class TableSettings(_Strict):

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lineage_udfs import __version__
 from lineage_udfs.core.errors import ConfigError
 
-DEFAULT_PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/tree/0.1.0"
+DEFAULT_PRODUCER = f"https://github.com/lineage-warehouse/lineage-warehouse/tree/{__version__}"
+"""``producer`` of the events: the source tree of this version."""
 
 
 class _Strict(BaseModel):
@@ -121,7 +123,7 @@ class OpenLineageSettings(_Strict):
         transport: where events go; required when enabled.
         namespace: dataset namespace for rows whose ``source_system`` is empty.
         job_namespace: namespace of the emitted jobs.
-        producer: URI stamped as ``producer`` on events and facets.
+        producer: URI stamped as ``producer`` on events and facets (null: DEFAULT_PRODUCER).
         emit_mode: ``per_run`` (one OpenLineage run per log row) or ``per_statement_day`` (one
             run per distinct statement, source system and UTC day).
         include_selects: also emit plain SELECTs (no output dataset).
@@ -144,6 +146,11 @@ class OpenLineageSettings(_Strict):
     emit_statement_runs: bool = True
     scope: Literal["incremental", "all"] = "incremental"
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
+
+    @field_validator("producer", mode="before")
+    @classmethod
+    def _default_producer(cls, value: object) -> object:
+        return DEFAULT_PRODUCER if value is None else value
 
     @model_validator(mode="after")
     def _transport_required_when_enabled(self) -> OpenLineageSettings:

@@ -12,7 +12,6 @@ from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.settings import (
-    PARSER_JOB_KEYS,
     ExecutionSettings,
     JobSettings,
     ParserSettings,
@@ -20,6 +19,7 @@ from lineage_udfs.settings import (
 )
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
+PARSER_KEYS = {f.name for f in dataclasses.fields(ParserOptions)} | {"incremental", "partitions"}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -55,25 +55,24 @@ def test_load_settings_overlays_apply_left_to_right(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.yaml", "parser: {default_dialect: snowflake, timeout_seconds: 5}\n")
     b = _write(tmp_path / "b.yaml", "parser: {timeout_seconds: 7}\nlogging: {level: DEBUG}\n")
     settings = load_settings([CONF / "base.yaml", a, b])
-    assert settings.parser.default_dialect == "snowflake"
-    assert settings.parser.timeout_seconds == 7.0
+    assert settings.parser.options.default_dialect == "snowflake"
+    assert settings.parser.options.timeout_seconds == 7.0
     assert settings.logging.level == "DEBUG"
 
 
-def test_parser_settings_mirror_parser_options() -> None:
-    option_fields = {f.name: f.default for f in dataclasses.fields(ParserOptions)}
-    settings_fields = {
-        name: field.default
-        for name, field in ParserSettings.model_fields.items()
-        if name not in PARSER_JOB_KEYS
-    }
-    assert settings_fields == option_fields  # same keys, same defaults
-    assert JobSettings().parser.to_options() == ParserOptions()
+def test_parser_section_validates_into_parser_options() -> None:
+    assert JobSettings().parser.options == ParserOptions()
+    flat = {"timeout_seconds": "5", "conditions_as_direct": True, "incremental": False}
+    parser = ParserSettings.model_validate(flat)
+    assert parser.options == ParserOptions(timeout_seconds=5.0, conditions_as_direct=True)
+    assert parser.incremental is False
+    assert parser.model_dump() == {**dataclasses.asdict(parser.options), **parser.model_dump()}
+    assert set(parser.model_dump()) == PARSER_KEYS  # dumped flat, as conf/base.yaml writes it
 
 
 def test_base_yaml_documents_every_parser_option() -> None:
     base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
-    assert set(base["parser"]) == set(ParserSettings.model_fields)
+    assert set(base["parser"]) == PARSER_KEYS
 
 
 def test_base_yaml_documents_every_openlineage_option() -> None:
@@ -120,7 +119,9 @@ def test_load_settings_unknown_canonical_column_is_rejected(tmp_path: Path) -> N
 def test_settings_are_frozen() -> None:
     settings = JobSettings()
     with pytest.raises(ValueError, match="frozen"):
-        settings.parser.default_dialect = "x"  # type: ignore[misc]
+        settings.parser.incremental = False  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.parser.options.default_dialect = "x"  # type: ignore[misc]
 
 
 def test_shuffle_partitions_auto_grow_with_the_input_within_bounds() -> None:

@@ -15,7 +15,7 @@ from lineage_udfs.emit.events import (
 OPTIONS = EventOptions(
     job_namespace="lineage-tests",
     default_namespace="lineage-warehouse",
-    producer="https://github.com/lineage-warehouse/lineage-warehouse/tree/0.1.0",
+    producer="https://github.com/lineage-warehouse/lineage-warehouse/tree/test",
 )
 T0 = datetime(2026, 3, 2, 8, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 3, 2, 8, 0, 42, 123000, tzinfo=UTC)
