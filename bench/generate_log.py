@@ -40,20 +40,9 @@ from pathlib import Path
 
 import sqlglot
 
-COLUMNS = (
-    "query_id",
-    "query_text",
-    "dialect",
-    "default_database",
-    "default_schema",
-    "user_name",
-    "start_time",
-    "end_time",
-    "status",
-    "source_system",
-    "object_kind",
-    "object_name",
-)
+from lineage_udfs.core.records import QUERY_LOG_COLUMNS
+
+COLUMNS = QUERY_LOG_COLUMNS
 
 SOURCE_SYSTEMS = {
     "spark": "databricks://acme-prod",

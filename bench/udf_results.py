@@ -3,7 +3,7 @@
 Parses a seeded sample of a log's distinct statements once, then times, interleaved and in
 process (CPU) time, the two ways the parse UDF hands its results to Spark:
 
-- pandas: what the iterator pandas UDF does (``masked_record`` per result, a DataFrame, then
+- pandas: what the iterator pandas UDF does (``to_record`` per result, a DataFrame, then
   PySpark's own conversion of the frame to an Arrow struct, the worker's
   ``ArrowStreamPandasUDFSerializer._create_struct_array``);
 - arrow: what the iterator Arrow UDF does (``results_to_arrow``, column by column).
@@ -33,9 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_bench import distinct_statements
 
 from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udfs import UDF_ARROW_TYPE, get_parser, mask_error, masked_record
+from lineage_udfs.spark.udf_worker import get_parser, mask_error
+from lineage_udfs.spark.udfs import UDF_ARROW_TYPE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     names = UDF_RESULT_SCHEMA.fieldNames()
 
     def pandas_path(batch: list) -> object:
-        frame = pd.DataFrame.from_records([masked_record(r) for r in batch], columns=names)
+        frame = pd.DataFrame.from_records([to_record(r, mask_error) for r in batch], columns=names)
         return serializer._create_struct_array(frame, UDF_ARROW_TYPE, spark_type=UDF_RESULT_SCHEMA)
 
     def arrow_path(batch: list) -> object:

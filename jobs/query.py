@@ -21,7 +21,7 @@ from lineage_udfs.core.errors import LineageError
 from lineage_udfs.logging_setup import configure_logging
 from lineage_udfs.settings import JobSettings, load_settings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 from lineage_udfs.spark.session import build_spark_session
 
 logger = logging.getLogger("jobs.query")
@@ -40,7 +40,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(spark: SparkSession, settings: JobSettings, sql: str, limit: int) -> None:
     """Register the existing lineage tables as views and show the query's result."""
     tables = LineageTables(spark, settings.sink)
-    for name in TABLE_SCHEMAS:
+    for name in TABLES:
         catalog_name, path = tables.location(name)
         exists = (
             spark.catalog.tableExists(catalog_name)

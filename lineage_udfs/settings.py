@@ -30,6 +30,7 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.emit.config import OpenLineageSettings
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -28,7 +28,7 @@ the instant is the UTC midnight of the day and the data ``source_system|fingerpr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -51,6 +51,8 @@ from openlineage.client.facet_v2 import (
 from openlineage.client.uuid import generate_static_uuid
 
 from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
+from lineage_udfs.core.models import ColumnEdge
+from lineage_udfs.core.records import ParseRecord, StatementRecord, from_dict
 from lineage_udfs.emit.naming import NamingContext, dataset_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
@@ -81,45 +83,13 @@ class QueryRun:
     default_schema: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StatementPart:
-    """One statement of a script (``parsed_statements.statements[i]``)."""
-
-    index: int
-    statement_type: str
-    status: str
-    sources: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
-    error_kind: str | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedStatement:
-    """The parse result of one fingerprint (a ``parsed_statements`` row)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedStatement(ParseRecord):
+    """The parse result of one fingerprint (a ``parsed_statements`` row): the parse record with
+    the statement's fingerprint and dialect."""
 
     fingerprint: str
-    statement_type: str
-    masked_sql: str
-    status: str
-    error_kind: str | None = None
-    error: str | None = None
-    sources: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
-    statements: tuple[StatementPart, ...] = ()
     dialect: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ColumnEdgeRecord:
-    """One ``column_lineage`` edge of the fingerprint."""
-
-    source_table: str
-    source_column: str
-    target_table: str
-    target_column: str | None
-    transformation_type: str = "DIRECT"
-    transformation_subtype: str | None = "IDENTITY"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,75 +111,30 @@ Catalog = Mapping[str, Sequence[tuple[str, str | None]]]
 # --- dict adapters (rows from Spark's Row.asDict(recursive=True)) -----------------------------
 
 
-def _tuple(value: Iterable[str] | None) -> tuple[str, ...]:
-    return tuple(v for v in (value or ()) if v)
-
-
 def query_run_from_dict(row: Mapping[str, Any]) -> QueryRun:
     """Build a :class:`QueryRun` from a ``queries``-shaped mapping (extra keys ignored)."""
-    return QueryRun(
-        query_id=str(row["query_id"]),
-        fingerprint=str(row["fingerprint"]),
-        start_time=row.get("start_time"),
-        end_time=row.get("end_time"),
-        status=row.get("status"),
-        user_name=row.get("user_name"),
-        source_system=row.get("source_system"),
-        object_kind=row.get("object_kind"),
-        object_name=row.get("object_name"),
-        default_database=row.get("default_database"),
-        default_schema=row.get("default_schema"),
-    )
+    return from_dict(QueryRun, row)
 
 
 def parsed_statement_from_dict(row: Mapping[str, Any]) -> ParsedStatement:
     """Build a :class:`ParsedStatement` from a ``parsed_statements``-shaped mapping."""
-    parts = tuple(
-        StatementPart(
-            index=int(s.get("index") or 0),
-            statement_type=str(s.get("statement_type") or "UNKNOWN"),
-            status=str(s.get("status") or "ok"),
-            sources=_tuple(s.get("sources")),
-            targets=_tuple(s.get("targets")),
-            error_kind=s.get("error_kind"),
-            error=s.get("error"),
-        )
-        for s in (row.get("statements") or ())
-    )
-    return ParsedStatement(
-        fingerprint=str(row["fingerprint"]),
-        statement_type=str(row.get("statement_type") or "UNKNOWN"),
-        masked_sql=str(row.get("masked_sql") or ""),
-        status=str(row.get("status") or "ok"),
-        error_kind=row.get("error_kind"),
-        error=row.get("error"),
-        sources=_tuple(row.get("sources")),
-        targets=_tuple(row.get("targets")),
-        statements=tuple(sorted(parts, key=lambda p: p.index)),
-        dialect=row.get("dialect"),
-    )
+    parsed = from_dict(ParsedStatement, row)
+    return replace(parsed, statements=tuple(sorted(parsed.statements, key=lambda p: p.index)))
 
 
 def column_edges_from_dicts(
     rows: Iterable[Mapping[str, Any]] | None,
-) -> tuple[ColumnEdgeRecord, ...]:
+) -> tuple[ColumnEdge, ...]:
     """Build edges from ``column_lineage``-shaped mappings, deduplicated and sorted."""
     edges = {
-        ColumnEdgeRecord(
-            source_table=str(r["source_table"]),
-            source_column=str(r["source_column"]),
-            target_table=str(r["target_table"]),
-            target_column=r.get("target_column"),
-            transformation_type=str(r.get("transformation_type") or "DIRECT"),
-            transformation_subtype=r.get("transformation_subtype"),
-        )
+        from_dict(ColumnEdge, r)
         for r in (rows or ())
         if r.get("source_table") and r.get("source_column") and r.get("target_table")
     }
     return tuple(sorted(edges, key=_edge_key))
 
 
-def _edge_key(e: ColumnEdgeRecord) -> tuple[str, ...]:
+def _edge_key(e: ColumnEdge) -> tuple[str, ...]:
     return (
         e.target_table,
         e.target_column or "",
@@ -279,7 +204,7 @@ def is_emitted(parsed: ParsedStatement, options: EventOptions) -> bool:
 # --- facets -------------------------------------------------------------------------------------
 
 
-def _transformation(edge: ColumnEdgeRecord) -> column_lineage_dataset.Transformation:
+def _transformation(edge: ColumnEdge) -> column_lineage_dataset.Transformation:
     subtype = edge.transformation_subtype or None
     masking = subtype == "MASKED"
     if masking:
@@ -311,7 +236,7 @@ def _input_fields(
 
 
 def _column_lineage_facet(
-    edges: Sequence[ColumnEdgeRecord], ctx: NamingContext, producer: str
+    edges: Sequence[ColumnEdge], ctx: NamingContext, producer: str
 ) -> column_lineage_dataset.ColumnLineageDatasetFacet:
     per_field: dict[str, dict[tuple[str, str, str], list[Any]]] = {}
     dataset_wide: dict[tuple[str, str, str], list[Any]] = {}
@@ -423,7 +348,7 @@ def _inputs(
 
 def _outputs(
     tables: Iterable[str],
-    edges: Sequence[ColumnEdgeRecord],
+    edges: Sequence[ColumnEdge],
     ctx: NamingContext,
     catalog: Catalog | None,
     producer: str,
@@ -448,7 +373,7 @@ def _outputs(
 def build_run_events(
     query: QueryRun,
     parsed: ParsedStatement,
-    edges: Sequence[ColumnEdgeRecord] = (),
+    edges: Sequence[ColumnEdge] = (),
     *,
     options: EventOptions,
     catalog: Catalog | None = None,
@@ -517,7 +442,7 @@ def build_run_events(
 
 def _child_events(
     query: QueryRun,
-    part: StatementPart,
+    part: StatementRecord,
     parent: parent_run.ParentRunFacet,
     parent_name: str,
     start: datetime,

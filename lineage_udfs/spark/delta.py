@@ -23,13 +23,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
 from lineage_udfs.settings import SinkSettings
-from lineage_udfs.spark.schemas import (
-    COLUMN_COMMENTS,
-    TABLE_COMMENTS,
-    TABLE_KEYS,
-    TABLE_PROPERTIES,
-    TABLE_SCHEMAS,
-)
+from lineage_udfs.spark.schemas import TABLES
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +66,7 @@ class LineageTables:
 
     def ensure_all(self) -> None:
         """Create every missing table with its declared schema and comments."""
-        for table in TABLE_SCHEMAS:
+        for table in TABLES:
             self.ensure(table)
 
     def ensure(self, table: str) -> None:
@@ -84,24 +78,24 @@ class LineageTables:
             builder = builder.tableName(name)
         if path:
             builder = builder.location(path)
-        comments = COLUMN_COMMENTS[table]
-        for field in TABLE_SCHEMAS[table]:
+        spec = TABLES[table]
+        for field in spec.schema:
             builder = builder.addColumn(
-                field.name, field.dataType, nullable=True, comment=comments[field.name]
+                field.name, field.dataType, nullable=True, comment=spec.column_comments[field.name]
             )
-        for key, value in TABLE_PROPERTIES.get(table, {}).items():
+        for key, value in spec.properties.items():
             builder = builder.property(key, value)
-        builder.comment(TABLE_COMMENTS[table]).execute()
+        builder.comment(spec.comment).execute()
         self.ensure_properties(table)
 
     def ensure_properties(self, table: str) -> None:
-        """Set the declared table properties (``TABLE_PROPERTIES``) that ``table`` lacks.
+        """Set the declared table properties (``TableSpec.properties``) that ``table`` lacks.
 
         A table created before a property was declared (e.g. the change data feed of
         ``queries``) gets it with one ``ALTER TABLE ... SET TBLPROPERTIES`` commit; changes
         are recorded from that version on.
         """
-        wanted = TABLE_PROPERTIES.get(table, {})
+        wanted = TABLES[table].properties
         if not wanted:
             return
         detail = self.delta_table(table).detail().select("properties").first()
@@ -133,7 +127,7 @@ class LineageTables:
         if version is not None:
             reader = reader.option("versionAsOf", version)
         frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
-        return frame.select(*TABLE_SCHEMAS[table].fieldNames())
+        return frame.select(*TABLES[table].columns)
 
     def changes(self, table: str, start: int, end: int) -> DataFrame:
         """Change data feed rows of versions ``start`` to ``end`` (inclusive): the declared
@@ -152,13 +146,13 @@ class LineageTables:
             .option("endingVersion", end)
         )
         frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
-        return frame.select(*TABLE_SCHEMAS[table].fieldNames(), "_change_type", "_commit_version")
+        return frame.select(*TABLES[table].columns, "_change_type", "_commit_version")
 
     def append(self, table: str, rows: DataFrame) -> None:
         """Append rows (``lineage_runs`` only: one row per run by design)."""
         name, path = self.location(table)
         writer = (
-            rows.select(*TABLE_SCHEMAS[table].fieldNames()).write.format("delta").mode("append")
+            rows.select(*TABLES[table].columns).write.format("delta").mode("append")
         )
         if name:
             writer.saveAsTable(name)
@@ -186,7 +180,7 @@ def _differs(columns: Iterable[str]) -> str:
 
 
 def _key_condition(table: str) -> str:
-    return " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in TABLE_KEYS[table])
+    return " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in TABLES[table].keys)
 
 
 VOLATILE_COLUMNS: dict[str, tuple[str, ...]] = {"parsed_statements": ("parse_ms",)}
@@ -199,8 +193,8 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
 
     ``rows`` must be unique on the table's key (callers dedupe; MERGE rejects duplicates).
     """
-    columns = TABLE_SCHEMAS[table].fieldNames()
-    values = [c for c in columns if c not in TABLE_KEYS[table]]
+    columns = TABLES[table].columns
+    values = [c for c in columns if c not in TABLES[table].keys]
     compared = [c for c in values if c not in VOLATILE_COLUMNS.get(table, ())]
     source = rows.select(*columns)
     before = tables.latest_version(table)
@@ -217,7 +211,7 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
 
 def merge_insert_only(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
     """Insert rows whose key is new; existing rows are never touched (quarantine)."""
-    columns = TABLE_SCHEMAS[table].fieldNames()
+    columns = TABLES[table].columns
     before = tables.latest_version(table)
     (
         tables.delta_table(table)
@@ -233,8 +227,8 @@ def merge_reconcile(
     tables: LineageTables, table: str, desired: DataFrame, stale: DataFrame
 ) -> dict[str, int]:
     """One MERGE: upsert ``desired`` rows and delete the ``stale`` keys (both unique on key)."""
-    columns = TABLE_SCHEMAS[table].fieldNames()
-    values = [c for c in columns if c not in TABLE_KEYS[table]]
+    columns = TABLES[table].columns
+    values = [c for c in columns if c not in TABLES[table].keys]
     source = desired.select(*columns, F.lit(False).alias(_DELETE_FLAG)).unionByName(
         stale.select(*columns, F.lit(True).alias(_DELETE_FLAG))
     )
@@ -351,7 +345,7 @@ def lineage_edges(rows: DataFrame, parsed: DataFrame, *, column_level: bool) -> 
         "fingerprint", "e.*"
     )
     table = "column_lineage" if column_level else "table_lineage"
-    key = list(TABLE_KEYS[table])
+    key = list(TABLES[table].keys)
     joined = grouped.join(edges, "fingerprint", "inner").where(
         F.col("source_table").isNotNull() & F.col("target_table").isNotNull()
     )
@@ -367,7 +361,7 @@ def lineage_edges(rows: DataFrame, parsed: DataFrame, *, column_level: bool) -> 
 
 def stale_rows(existing_in_scope: DataFrame, desired: DataFrame, table: str) -> DataFrame:
     """Existing rows in scope whose key is no longer desired (null-safe key comparison)."""
-    key = list(TABLE_KEYS[table])
+    key = list(TABLES[table].keys)
     wanted = desired.select(*[F.col(k).alias(f"_d_{k}") for k in key])
     condition = reduce(
         lambda a, b: a & b,

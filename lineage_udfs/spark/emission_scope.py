@@ -19,7 +19,7 @@ from the watermark on:
 Why the change data feed rather than time travel plus anti-joins: an anti-join of the current
 ``queries`` against the watermark version reads and shuffles every query id of the history on
 every run (the O(history) this replaces, minus the network); the change feed reads only the
-commits since the watermark. The feed is a table property (``TABLE_PROPERTIES`` in
+commits since the watermark. The feed is a table property (``TableSpec.properties`` in
 ``schemas.py``): ``LineageTables.ensure`` sets it on new tables and adds it to existing ones
 with ``ALTER TABLE ... SET TBLPROPERTIES`` (the extract job and the emission both call it), and
 changes are recorded from that commit on. The first emission has no watermark and is full, so
@@ -57,7 +57,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.emit.events import EventOptions
 from lineage_udfs.emit.spool import EmitCounts, ReplaySummary
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.schemas import OPENLINEAGE_EMISSIONS_SCHEMA, QUERIES_SCHEMA
+from lineage_udfs.spark.schemas import OPENLINEAGE_EMISSIONS, QUERIES
 
 logger = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ def _incremental(
         changed = (
             raw.withColumn("_n", F.row_number().over(latest))
             .where((F.col("_n") == 1) & F.col("_change_type").isin(*_UPSERTS))
-            .select(*QUERIES_SCHEMA.fieldNames(), "_commit_version")
+            .select(*QUERIES.columns, "_commit_version")
             .localCheckpoint(eager=True)
         )
         n_changed = changed.count()
@@ -315,7 +315,7 @@ def queries_in_scope(tables: LineageTables, scope: EmissionScope, emit_mode: str
     """The ``queries`` rows to emit (declared columns): all of them for a full emission, else
     the changed rows (``per_run``) or the rows of every touched group (``per_statement_day``),
     plus every row of a re-parsed fingerprint."""
-    columns = QUERIES_SCHEMA.fieldNames()
+    columns = QUERIES.columns
     queries = tables.read("queries", version=scope.queries_version)
     if scope.kind == "full":
         return queries
@@ -403,8 +403,8 @@ def record_emission(
         "replayed": replayed.delivered,
         "status": status,
     }
-    row = tuple(values[f] for f in OPENLINEAGE_EMISSIONS_SCHEMA.fieldNames())
+    row = tuple(values[f] for f in OPENLINEAGE_EMISSIONS.columns)
     tables.append(
-        EMISSIONS_TABLE, tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS_SCHEMA)
+        EMISSIONS_TABLE, tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS.schema)
     )
     return status

@@ -44,9 +44,9 @@ from lineage_udfs.spark.delta import (
 )
 from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
 from lineage_udfs.spark.schemas import (
-    PARSED_STATEMENTS_SCHEMA,
-    QUARANTINE_SCHEMA,
-    QUERIES_SCHEMA,
+    PARSED_STATEMENTS,
+    QUARANTINE,
+    QUERIES,
     UDF_RESULT_SCHEMA,
 )
 from lineage_udfs.spark.transforms import (
@@ -370,7 +370,7 @@ def _prepare_parse_write(
         summary.reused_statements = summary.distinct_statements - summary.parsed_statements
 
     with _stage(summary, "write"):
-        merge_upsert(tables, "queries", relevant.select(*QUERIES_SCHEMA.fieldNames()))
+        merge_upsert(tables, "queries", relevant.select(*QUERIES.columns))
         stats_df = fingerprint_stats(
             tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi")
         )
@@ -401,7 +401,7 @@ def _merge_parsed_statements(
 ) -> None:
     """Upsert new parses and refresh usage stats of every fingerprint in the batch."""
     result_fields = [
-        f for f in UDF_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS_SCHEMA.fieldNames()
+        f for f in UDF_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS.columns
     ]
     new_rows = parsed.select(
         FINGERPRINT,
@@ -513,7 +513,7 @@ def _merge_quarantine(
         load.unionByName(parse)
         .withColumn("run_id", F.lit(summary.run_id))
         .dropDuplicates(["quarantine_id"])
-        .select(*QUARANTINE_SCHEMA.fieldNames())
+        .select(*QUARANTINE.columns)
     )
     metrics = merge_insert_only(tables, "quarantine", rows)
     summary.quarantined_new = metrics.get("numTargetRowsInserted", 0)

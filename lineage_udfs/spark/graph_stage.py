@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.graph import GraphOptions, GraphResult, analyze
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _replace_components(
         .execute()
     )
     version = tables.latest_version(table)
-    tables.append(table, rows.select(*TABLE_SCHEMAS[table].fieldNames()))
+    tables.append(table, rows.select(*TABLES[table].columns))
     return tables.metrics_since(table, version).get("numOutputRows", 0)
 
 
@@ -111,7 +111,7 @@ def run_graph_stage(
     for table, rows in outputs.items():
         summary.rows_written[table] = _replace_components(tables, table, rows, stale)
     # signatures last: a run that dies before this point is redone in full by the next one
-    components = result.components.select(*TABLE_SCHEMAS[COMPONENTS_TABLE].fieldNames())
+    components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
     components = components.localCheckpoint()
     _overwrite(tables, COMPONENTS_TABLE, components)
     summary.components = components.count()

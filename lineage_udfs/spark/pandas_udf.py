@@ -1,7 +1,7 @@
 """The parse UDF as an iterator pandas UDF: the job's fallback where PySpark has no
 ``arrow_udf`` (Spark 4.0). Same per-worker parser and results as the Arrow UDF in ``udfs``; the
-records go through pandas and PySpark's per-row struct converter (~140 µs more per statement).
-A module of its own so that the Arrow UDF's workers never import pandas.
+records go through pandas and PySpark's per-row struct converter. A module of its own so that
+the Arrow UDF's workers never import pandas.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pyspark.sql.functions import pandas_udf
 
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udfs import freeze_new_state, get_parser, masked_record
+from lineage_udfs.spark.udf_worker import freeze_new_state, get_parser, mask_error, setup_worker
 
 
 def _none(value: object) -> str | None:
@@ -43,7 +44,7 @@ def parse_batch(
             default_schema=_none(schema),
             mask=False,
         )
-        records.append(masked_record(result))
+        records.append(to_record(result, mask_error))
     return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
 
 
@@ -55,6 +56,7 @@ def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
     def parse_sql(
         batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series]],
     ) -> Iterator[pd.DataFrame]:
+        setup_worker()
         parser = get_parser(options)
         for sql_texts, dialects, databases, schemas in batches:
             yield parse_batch(parser, sql_texts, dialects, databases, schemas)

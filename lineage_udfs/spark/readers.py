@@ -17,7 +17,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StringType, StructField, StructType, TimestampType
 
 from lineage_udfs.core.errors import InputError
-from lineage_udfs.settings import CANONICAL_COLUMNS, SourceSettings
+from lineage_udfs.core.records import QUERY_LOG_COLUMNS
+from lineage_udfs.settings import SourceSettings
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
             F.lit("null or empty query_text"),
         )
     )
-    for canonical in CANONICAL_COLUMNS:
+    for canonical in QUERY_LOG_COLUMNS:
         if canonical in TIMESTAMP_COLUMNS:
             parsed, error = _timestamp(mapping.get(canonical), types, source, canonical)
             selected[canonical] = parsed
@@ -171,7 +172,7 @@ def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
 def _resolve_mapping(source: SourceSettings, available: list[str]) -> dict[str, str]:
     """canonical → source column; explicit mappings must exist, same-named columns are used."""
     mapping: dict[str, str] = {}
-    for canonical in CANONICAL_COLUMNS:
+    for canonical in QUERY_LOG_COLUMNS:
         explicit = source.columns.get(canonical)
         if explicit is not None:
             if explicit not in available:

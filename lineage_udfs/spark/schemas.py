@@ -1,11 +1,20 @@
-"""Declared Spark schemas: the canonical query log, the parse UDF's return type and every Delta
-table. Writers always ``select`` these columns in this order; nothing relies on inference."""
+"""Declared Spark schemas: the canonical query log, the parse UDF's return type and one
+:class:`TableSpec` per Delta table (schema, merge key, properties and comments together).
+
+The query log and the parse-result struct are derived from the records of
+``lineage_udfs.core.records``; so are the parse-result columns of ``parsed_statements``. Writers
+always ``select`` a spec's columns in its order; nothing relies on inference.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
+    DataType,
     DoubleType,
     IntegerType,
     LongType,
@@ -16,322 +25,53 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from lineage_udfs.core.records import FieldSpec, Kind, ParseRecord, QueryLogRow, fields_of
 
-def _s(*fields: tuple[str, object]) -> StructType:
-    return StructType([StructField(name, dtype, True) for name, dtype in fields])  # type: ignore[arg-type]
+_SCALAR_TYPES: dict[Kind, DataType] = {
+    Kind.STRING: StringType(),
+    Kind.DOUBLE: DoubleType(),
+    Kind.INT: IntegerType(),
+    Kind.BOOLEAN: BooleanType(),
+    Kind.TIMESTAMP: TimestampType(),
+    Kind.STRINGS: ArrayType(StringType()),
+}
 
 
-_STR_ARRAY = ArrayType(StringType())
+def spark_type(spec: FieldSpec) -> DataType:
+    """The Spark type of a record field (a list of records: an array of their structs)."""
+    if spec.kind is Kind.RECORDS:
+        assert spec.element is not None
+        return ArrayType(record_schema(spec.element))
+    return _SCALAR_TYPES[spec.kind]
 
-# --- canonical query-log schema (what every reader produces; DESIGN.md) -----------------------
-QUERY_LOG_SCHEMA = _s(
-    ("query_id", StringType()),
-    ("query_text", StringType()),
-    ("dialect", StringType()),
-    ("default_database", StringType()),
-    ("default_schema", StringType()),
-    ("user_name", StringType()),
-    ("start_time", TimestampType()),
-    ("end_time", TimestampType()),
-    ("status", StringType()),
-    ("source_system", StringType()),
-    ("object_kind", StringType()),
-    ("object_name", StringType()),
-)
 
-# --- the parse UDF's return struct (mirrors lineage_udfs.core.records.PARSE_RESULT_FIELDS) ----
-TABLE_EDGE_STRUCT = _s(("source_table", StringType()), ("target_table", StringType()))
-COLUMN_EDGE_STRUCT = _s(
-    ("source_table", StringType()),
-    ("source_column", StringType()),
-    ("target_table", StringType()),
-    ("target_column", StringType()),
-    ("transformation_type", StringType()),
-    ("transformation_subtype", StringType()),
-)
-STATEMENT_STRUCT = _s(
-    ("index", IntegerType()),
-    ("statement_type", StringType()),
-    ("status", StringType()),
-    ("sources", _STR_ARRAY),
-    ("targets", _STR_ARRAY),
-    ("error_kind", StringType()),
-    ("error", StringType()),
-)
-PARSE_RESULT_SCHEMA = _s(
-    ("statement_type", StringType()),
-    ("parser", StringType()),
-    ("status", StringType()),
-    ("error_kind", StringType()),
-    ("error", StringType()),
-    ("parse_ms", DoubleType()),
-    ("masked_sql", StringType()),
-    ("sources", _STR_ARRAY),
-    ("targets", _STR_ARRAY),
-    ("intermediates", _STR_ARRAY),
-    ("table_edges", ArrayType(TABLE_EDGE_STRUCT)),
-    ("column_edges", ArrayType(COLUMN_EDGE_STRUCT)),
-    ("statements", ArrayType(STATEMENT_STRUCT)),
-)
-UDF_RESULT_SCHEMA = StructType([f for f in PARSE_RESULT_SCHEMA.fields if f.name != "masked_sql"])
+def record_schema(record: type, *, exclude: Sequence[str] = ()) -> StructType:
+    """The struct of a record of ``lineage_udfs.core.records`` (every field nullable)."""
+    return StructType(
+        [
+            StructField(spec.name, spark_type(spec), True)
+            for spec in fields_of(record)
+            if spec.name not in exclude
+        ]
+    )
+
+
+QUERY_LOG_SCHEMA = record_schema(QueryLogRow)
+"""The canonical query log: what every reader produces."""
+
+PARSE_RESULT_SCHEMA = record_schema(ParseRecord)
+"""One parse result (``ParseRecord``)."""
+
+UDF_RESULT_SCHEMA = record_schema(ParseRecord, exclude=("masked_sql",))
 """What the parse UDF returns: PARSE_RESULT_SCHEMA without ``masked_sql``. The masked text is a
 column of the statements already (masked by Spark expressions); it does not travel to the
 Python worker and back."""
 
-# --- Delta tables (DESIGN.md "Lineage tables") -----------------------------------------------
-PARSED_STATEMENTS_SCHEMA = _s(
-    ("fingerprint", StringType()),
-    ("dialect", StringType()),
-    ("statement_type", StringType()),
-    ("masked_sql", StringType()),
-    ("parser", StringType()),
-    ("parser_version", StringType()),
-    ("status", StringType()),
-    ("error_kind", StringType()),
-    ("error", StringType()),
-    ("parse_ms", DoubleType()),
-    ("sources", _STR_ARRAY),
-    ("targets", _STR_ARRAY),
-    ("intermediates", _STR_ARRAY),
-    ("table_edges", ArrayType(TABLE_EDGE_STRUCT)),
-    ("column_edges", ArrayType(COLUMN_EDGE_STRUCT)),
-    ("statements", ArrayType(STATEMENT_STRUCT)),
-    ("first_seen", TimestampType()),
-    ("last_seen", TimestampType()),
-    ("occurrences", LongType()),
-)
+_STR_ARRAY = ArrayType(StringType())
+_LOG = {f.name: f.dataType for f in QUERY_LOG_SCHEMA}
+_PARSE = {f.name: f.dataType for f in PARSE_RESULT_SCHEMA}
 
-QUERIES_SCHEMA = _s(
-    # one row per log row that was lineage-relevant: the log's metadata without its text
-    ("query_id", StringType()),
-    ("fingerprint", StringType()),
-    ("dialect", StringType()),
-    ("default_database", StringType()),
-    ("default_schema", StringType()),
-    ("user_name", StringType()),
-    ("start_time", TimestampType()),
-    ("end_time", TimestampType()),
-    ("status", StringType()),
-    ("source_system", StringType()),
-    ("object_kind", StringType()),
-    ("object_name", StringType()),
-)
-
-TABLE_LINEAGE_SCHEMA = _s(
-    ("source_table", StringType()),
-    ("target_table", StringType()),
-    ("edge_kind", StringType()),  # query / view / procedure / external
-    ("fingerprint", StringType()),
-    ("object_name", StringType()),
-    ("source_system", StringType()),
-    ("first_seen", TimestampType()),
-    ("last_seen", TimestampType()),
-    ("occurrences", LongType()),
-)
-
-COLUMN_LINEAGE_SCHEMA = _s(
-    ("source_table", StringType()),
-    ("source_column", StringType()),
-    ("target_table", StringType()),
-    ("target_column", StringType()),
-    ("transformation_type", StringType()),
-    ("transformation_subtype", StringType()),
-    ("edge_kind", StringType()),
-    ("fingerprint", StringType()),
-    ("object_name", StringType()),
-    ("source_system", StringType()),
-    ("first_seen", TimestampType()),
-    ("last_seen", TimestampType()),
-    ("occurrences", LongType()),
-)
-
-QUARANTINE_SCHEMA = _s(
-    ("quarantine_id", StringType()),  # deterministic: hash of stage + source identity
-    ("stage", StringType()),  # load / parse
-    ("reason", StringType()),
-    ("error_kind", StringType()),
-    ("query_id", StringType()),
-    ("fingerprint", StringType()),
-    ("source_file", StringType()),
-    ("masked_record", StringType()),  # literals masked to ?
-    ("first_seen", TimestampType()),
-    ("last_seen", TimestampType()),
-    ("run_id", StringType()),
-)
-
-LINEAGE_RUNS_SCHEMA = _s(
-    ("run_id", StringType()),
-    ("started_at", TimestampType()),
-    ("ended_at", TimestampType()),
-    ("config_json", StringType()),
-    ("input_fingerprint", StringType()),
-    ("rows_read", LongType()),
-    ("rows_not_relevant", LongType()),
-    ("rows_relevant", LongType()),
-    ("distinct_statements", LongType()),
-    ("parsed_statements", LongType()),
-    ("by_status", MapType(StringType(), LongType())),
-    ("by_parser", MapType(StringType(), LongType())),
-    ("table_edges", LongType()),
-    ("column_edges", LongType()),
-    ("quarantined", LongType()),
-    ("stage_seconds", MapType(StringType(), DoubleType())),
-    ("status", StringType()),
-)
-
-OPENLINEAGE_EMISSIONS_SCHEMA = _s(
-    # one row per OpenLineage emission; the newest succeeded row with the same options_digest is
-    # the watermark of the next incremental emission (lineage_udfs.spark.emission_scope)
-    ("emission_id", StringType()),
-    ("started_at", TimestampType()),
-    ("ended_at", TimestampType()),
-    ("scope", StringType()),  # incremental / full
-    ("reason", StringType()),  # why full (or why the watermark was held back)
-    ("emit_mode", StringType()),
-    ("options_digest", StringType()),
-    ("queries_from_version", LongType()),  # previous watermark (exclusive); null when full
-    ("queries_version", LongType()),  # the watermark: every change up to it was emitted
-    ("parsed_statements_from_version", LongType()),
-    ("parsed_statements_version", LongType()),
-    ("changed_queries", LongType()),
-    ("reparsed_statements", LongType()),
-    ("rows", LongType()),
-    ("skipped", LongType()),
-    ("emitted", LongType()),
-    ("spooled", LongType()),
-    ("overflowed", LongType()),
-    ("failed", LongType()),
-    ("replayed", LongType()),
-    ("status", StringType()),  # succeeded / failed
-)
-
-
-# --- table and column comments (applied when the tables are created) -------------------------
-# --- graph analytics (lineage_udfs.spark.graph); every row carries its component_id ----------
-LINEAGE_NODES_SCHEMA = _s(
-    ("node", StringType()),
-    ("kind", StringType()),
-    ("in_degree", LongType()),
-    ("out_degree", LongType()),
-    ("is_root", BooleanType()),
-    ("is_leaf", BooleanType()),
-    ("on_cycle", BooleanType()),
-    ("component_id", StringType()),
-    ("component_size", LongType()),
-)
-
-LINEAGE_PATHS_SCHEMA = _s(
-    ("component_id", StringType()),
-    ("root", StringType()),
-    ("leaf", StringType()),
-    ("path", _STR_ARRAY),
-    ("depth", IntegerType()),
-    ("truncated", BooleanType()),
-)
-
-TABLE_CLOSURE_SCHEMA = _s(
-    ("component_id", StringType()),
-    ("ancestor", StringType()),
-    ("descendant", StringType()),
-    ("min_distance", IntegerType()),
-)
-
-COLUMN_CLOSURE_SCHEMA = _s(
-    ("component_id", StringType()),
-    ("ancestor_table", StringType()),
-    ("ancestor_column", StringType()),
-    ("descendant_table", StringType()),
-    ("descendant_column", StringType()),
-    ("min_distance", IntegerType()),
-    ("direct_min_distance", IntegerType()),
-)
-
-GRAPH_COMPONENTS_SCHEMA = _s(
-    ("component_id", StringType()),
-    ("signature", StringType()),
-    ("edge_count", LongType()),
-    ("node_count", LongType()),
-)
-
-TABLE_SCHEMAS: dict[str, StructType] = {
-    "parsed_statements": PARSED_STATEMENTS_SCHEMA,
-    "queries": QUERIES_SCHEMA,
-    "table_lineage": TABLE_LINEAGE_SCHEMA,
-    "column_lineage": COLUMN_LINEAGE_SCHEMA,
-    "quarantine": QUARANTINE_SCHEMA,
-    "lineage_runs": LINEAGE_RUNS_SCHEMA,
-    "lineage_nodes": LINEAGE_NODES_SCHEMA,
-    "lineage_paths": LINEAGE_PATHS_SCHEMA,
-    "table_closure": TABLE_CLOSURE_SCHEMA,
-    "column_closure": COLUMN_CLOSURE_SCHEMA,
-    "graph_components": GRAPH_COMPONENTS_SCHEMA,
-    "openlineage_emissions": OPENLINEAGE_EMISSIONS_SCHEMA,
-}
-
-TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "parsed_statements": ("fingerprint",),
-    "queries": ("query_id",),
-    "table_lineage": ("source_table", "target_table", "edge_kind", "fingerprint"),
-    "column_lineage": (
-        "source_table",
-        "source_column",
-        "target_table",
-        "target_column",
-        "transformation_type",
-        "transformation_subtype",
-        "edge_kind",
-        "fingerprint",
-    ),
-    "quarantine": ("quarantine_id",),
-    "lineage_runs": ("run_id",),
-    "lineage_nodes": ("node",),
-    "lineage_paths": ("root", "path"),
-    "table_closure": ("ancestor", "descendant"),
-    "column_closure": (
-        "ancestor_table",
-        "ancestor_column",
-        "descendant_table",
-        "descendant_column",
-    ),
-    "graph_components": ("component_id",),
-    "openlineage_emissions": ("emission_id",),
-}
-"""Natural (MERGE) keys."""
-
-CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
-TABLE_PROPERTIES: dict[str, dict[str, str]] = {
-    # Incremental OpenLineage emission reads what changed since its watermark from the change
-    # data feed of these two tables (new / updated log rows, re-parsed statements) instead of
-    # scanning all history. LineageTables.ensure() sets the property on new and existing tables.
-    "queries": {CHANGE_DATA_FEED: "true"},
-    "parsed_statements": {CHANGE_DATA_FEED: "true"},
-}
-"""Delta table properties, per table (applied on creation and to existing tables)."""
-
-TABLE_COMMENTS: dict[str, str] = {
-    "parsed_statements": "One row per distinct statement fingerprint: parse outcome and usage.",
-    "queries": "One row per lineage-relevant log row: its metadata (never its text).",
-    "table_lineage": "Table-level lineage edges, per statement fingerprint (query lineage "
-    "accumulates; a view or procedure keeps only its newest definition's edges).",
-    "column_lineage": "Column-level lineage edges with OpenLineage transformation type/subtype.",
-    "quarantine": "Rows that could not be loaded or parsed, with the reason (insert-only).",
-    "lineage_runs": "One row per extraction run: config, counts and timings.",
-    "lineage_nodes": "One row per table, view or external dataset: degrees, root/leaf, cycle "
-    "membership, connected component.",
-    "lineage_paths": "Root-to-leaf table paths (simple paths, at most graph.max_depth hops, at "
-    "most graph.max_paths_per_root per root).",
-    "table_closure": "Every (ancestor, descendant) table pair within graph.max_depth hops: "
-    "downstream of X is ancestor = X, upstream is descendant = X.",
-    "column_closure": "Every (ancestor, descendant) column pair within graph.max_depth hops, "
-    "with DIRECT-only reachability told apart.",
-    "graph_components": "One row per connected component: signature of its edges (incremental "
-    "runs recompute only components whose signature changed).",
-    "openlineage_emissions": "One row per OpenLineage emission: the queries / parsed_statements "
-    "versions it covered, scope and counts; the newest succeeded row is the incremental "
-    "watermark.",
-}
-
-_COMMON_COMMENTS: dict[str, str] = {
+COLUMN_MEANINGS: dict[str, str] = {
     "fingerprint": "sha256 hex prefix of dialect, session db/schema and the masked normalized "
     "statement",
     "dialect": "sqlglot dialect name",
@@ -422,24 +162,324 @@ _COMMON_COMMENTS: dict[str, str] = {
     "failed": "events rejected by the transport (or undeliverable without a spool)",
     "replayed": "spooled events delivered before this emission",
 }
+"""What a column of a given name means, in whichever table it stands (a table may say otherwise
+for its own column: ``TableSpec.column_comments``)."""
 
-_TABLE_COLUMN_COMMENTS: dict[str, dict[str, str]] = {
-    "openlineage_emissions": {
+@dataclass(frozen=True)
+class TableSpec:
+    """One Delta table: its schema, natural (MERGE) key, table properties and comments.
+
+    Attributes:
+        name: the table's plain name (also its default path under ``sink.base_path``).
+        comment: the table comment.
+        schema: the declared columns, in order.
+        keys: the natural key, unique per row (MERGE condition).
+        properties: Delta table properties, set on creation and on existing tables.
+        column_comments: a comment per column (its meaning from COLUMN_MEANINGS unless the
+            table says otherwise).
+    """
+
+    name: str
+    comment: str
+    schema: StructType
+    keys: tuple[str, ...]
+    properties: Mapping[str, str] = field(default_factory=dict)
+    column_comments: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in declared order."""
+        return list(self.schema.fieldNames())
+
+
+def _table(
+    name: str,
+    comment: str,
+    keys: tuple[str, ...],
+    columns: Sequence[tuple[str, DataType]],
+    *,
+    properties: Mapping[str, str] | None = None,
+    comments: Mapping[str, str] | None = None,
+) -> TableSpec:
+    schema = StructType([StructField(column, dtype, True) for column, dtype in columns])
+    own = comments or {}
+    return TableSpec(
+        name=name,
+        comment=comment,
+        schema=schema,
+        keys=keys,
+        properties=dict(properties or {}),
+        column_comments={
+            f.name: own.get(f.name) or COLUMN_MEANINGS.get(f.name, f.name.replace("_", " "))
+            for f in schema
+        },
+    )
+
+
+def _log(*names: str) -> list[tuple[str, DataType]]:
+    return [(n, _LOG[n]) for n in names]
+
+
+def _parse(*names: str) -> list[tuple[str, DataType]]:
+    return [(n, _PARSE[n]) for n in names]
+
+
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+"""Incremental OpenLineage emission reads what changed since its watermark from the change data
+feed of ``queries`` and ``parsed_statements`` (new / updated log rows, re-parsed statements)
+instead of scanning all history."""
+
+_STATS: list[tuple[str, DataType]] = [
+    ("first_seen", TimestampType()),
+    ("last_seen", TimestampType()),
+    ("occurrences", LongType()),
+]
+
+PARSED_STATEMENTS = _table(
+    "parsed_statements",
+    "One row per distinct statement fingerprint: parse outcome and usage.",
+    ("fingerprint",),
+    [
+        ("fingerprint", StringType()),
+        ("dialect", StringType()),
+        *_parse("statement_type", "masked_sql", "parser"),
+        ("parser_version", StringType()),
+        *_parse(
+            "status",
+            "error_kind",
+            "error",
+            "parse_ms",
+            "sources",
+            "targets",
+            "intermediates",
+            "table_edges",
+            "column_edges",
+            "statements",
+        ),
+        *_STATS,
+    ],
+    properties={CHANGE_DATA_FEED: "true"},
+)
+
+QUERIES = _table(
+    "queries",
+    "One row per lineage-relevant log row: its metadata (never its text).",
+    ("query_id",),
+    [
+        ("query_id", StringType()),
+        ("fingerprint", StringType()),
+        *_log(*(f.name for f in QUERY_LOG_SCHEMA if f.name not in ("query_id", "query_text"))),
+    ],
+    properties={CHANGE_DATA_FEED: "true"},
+)
+
+_EDGE_OWNER: list[tuple[str, DataType]] = [
+    ("edge_kind", StringType()),  # query / view / procedure
+    ("fingerprint", StringType()),
+    ("object_name", StringType()),
+    ("source_system", StringType()),
+    *_STATS,
+]
+
+TABLE_LINEAGE = _table(
+    "table_lineage",
+    "Table-level lineage edges, per statement fingerprint (query lineage accumulates; a view or "
+    "procedure keeps only its newest definition's edges).",
+    ("source_table", "target_table", "edge_kind", "fingerprint"),
+    [("source_table", StringType()), ("target_table", StringType()), *_EDGE_OWNER],
+)
+
+COLUMN_LINEAGE = _table(
+    "column_lineage",
+    "Column-level lineage edges with OpenLineage transformation type/subtype.",
+    (
+        "source_table",
+        "source_column",
+        "target_table",
+        "target_column",
+        "transformation_type",
+        "transformation_subtype",
+        "edge_kind",
+        "fingerprint",
+    ),
+    [(f.name, f.dataType) for f in PARSE_RESULT_SCHEMA["column_edges"].dataType.elementType]  # type: ignore[attr-defined]
+    + _EDGE_OWNER,
+)
+
+QUARANTINE = _table(
+    "quarantine",
+    "Rows that could not be loaded or parsed, with the reason (insert-only).",
+    ("quarantine_id",),
+    [
+        ("quarantine_id", StringType()),  # deterministic: hash of stage + source identity
+        ("stage", StringType()),  # load / parse
+        ("reason", StringType()),
+        ("error_kind", StringType()),
+        ("query_id", StringType()),
+        ("fingerprint", StringType()),
+        ("source_file", StringType()),
+        ("masked_record", StringType()),  # literals masked to ?
+        ("first_seen", TimestampType()),
+        ("last_seen", TimestampType()),
+        ("run_id", StringType()),
+    ],
+)
+
+LINEAGE_RUNS = _table(
+    "lineage_runs",
+    "One row per extraction run: config, counts and timings.",
+    ("run_id",),
+    [
+        ("run_id", StringType()),
+        ("started_at", TimestampType()),
+        ("ended_at", TimestampType()),
+        ("config_json", StringType()),
+        ("input_fingerprint", StringType()),
+        ("rows_read", LongType()),
+        ("rows_not_relevant", LongType()),
+        ("rows_relevant", LongType()),
+        ("distinct_statements", LongType()),
+        ("parsed_statements", LongType()),
+        ("by_status", MapType(StringType(), LongType())),
+        ("by_parser", MapType(StringType(), LongType())),
+        ("table_edges", LongType()),
+        ("column_edges", LongType()),
+        ("quarantined", LongType()),
+        ("stage_seconds", MapType(StringType(), DoubleType())),
+        ("status", StringType()),
+    ],
+)
+
+# graph analytics (lineage_udfs.spark.graph); every row carries its component_id
+LINEAGE_NODES = _table(
+    "lineage_nodes",
+    "One row per table, view or external dataset: degrees, root/leaf, cycle membership, "
+    "connected component.",
+    ("node",),
+    [
+        ("node", StringType()),
+        ("kind", StringType()),
+        ("in_degree", LongType()),
+        ("out_degree", LongType()),
+        ("is_root", BooleanType()),
+        ("is_leaf", BooleanType()),
+        ("on_cycle", BooleanType()),
+        ("component_id", StringType()),
+        ("component_size", LongType()),
+    ],
+)
+
+LINEAGE_PATHS = _table(
+    "lineage_paths",
+    "Root-to-leaf table paths (simple paths, at most graph.max_depth hops, at most "
+    "graph.max_paths_per_root per root).",
+    ("root", "path"),
+    [
+        ("component_id", StringType()),
+        ("root", StringType()),
+        ("leaf", StringType()),
+        ("path", _STR_ARRAY),
+        ("depth", IntegerType()),
+        ("truncated", BooleanType()),
+    ],
+)
+
+TABLE_CLOSURE = _table(
+    "table_closure",
+    "Every (ancestor, descendant) table pair within graph.max_depth hops: downstream of X is "
+    "ancestor = X, upstream is descendant = X.",
+    ("ancestor", "descendant"),
+    [
+        ("component_id", StringType()),
+        ("ancestor", StringType()),
+        ("descendant", StringType()),
+        ("min_distance", IntegerType()),
+    ],
+)
+
+COLUMN_CLOSURE = _table(
+    "column_closure",
+    "Every (ancestor, descendant) column pair within graph.max_depth hops, with DIRECT-only "
+    "reachability told apart.",
+    ("ancestor_table", "ancestor_column", "descendant_table", "descendant_column"),
+    [
+        ("component_id", StringType()),
+        ("ancestor_table", StringType()),
+        ("ancestor_column", StringType()),
+        ("descendant_table", StringType()),
+        ("descendant_column", StringType()),
+        ("min_distance", IntegerType()),
+        ("direct_min_distance", IntegerType()),
+    ],
+)
+
+GRAPH_COMPONENTS = _table(
+    "graph_components",
+    "One row per connected component: signature of its edges (incremental runs recompute only "
+    "components whose signature changed).",
+    ("component_id",),
+    [
+        ("component_id", StringType()),
+        ("signature", StringType()),
+        ("edge_count", LongType()),
+        ("node_count", LongType()),
+    ],
+)
+
+OPENLINEAGE_EMISSIONS = _table(
+    "openlineage_emissions",
+    "One row per OpenLineage emission: the queries / parsed_statements versions it covered, "
+    "scope and counts; the newest succeeded row is the incremental watermark.",
+    ("emission_id",),
+    [
+        # the newest succeeded row with the same options_digest is the watermark of the next
+        # incremental emission (lineage_udfs.spark.emission_scope)
+        ("emission_id", StringType()),
+        ("started_at", TimestampType()),
+        ("ended_at", TimestampType()),
+        ("scope", StringType()),  # incremental / full
+        ("reason", StringType()),  # why full (or why the watermark was held back)
+        ("emit_mode", StringType()),
+        ("options_digest", StringType()),
+        ("queries_from_version", LongType()),  # previous watermark (exclusive); null when full
+        ("queries_version", LongType()),  # the watermark: every change up to it was emitted
+        ("parsed_statements_from_version", LongType()),
+        ("parsed_statements_version", LongType()),
+        ("changed_queries", LongType()),
+        ("reparsed_statements", LongType()),
+        ("rows", LongType()),
+        ("skipped", LongType()),
+        ("emitted", LongType()),
+        ("spooled", LongType()),
+        ("overflowed", LongType()),
+        ("failed", LongType()),
+        ("replayed", LongType()),
+        ("status", StringType()),  # succeeded / failed
+    ],
+    comments={
         "started_at": "when the emission started (UTC)",
         "ended_at": "when the emission ended (UTC)",
         "reason": "why the emission was full (scope all, no watermark, options changed, change "
         "data unavailable) or why its queries watermark was held back",
         "status": "succeeded (watermark) / failed (events rejected or dropped: not a watermark)",
     },
-}
-"""Comments that differ from the common one for a column of the same name."""
+)
 
-COLUMN_COMMENTS: dict[str, dict[str, str]] = {
-    table: {
-        f.name: _TABLE_COLUMN_COMMENTS.get(table, {}).get(f.name)
-        or _COMMON_COMMENTS.get(f.name, f.name.replace("_", " "))
-        for f in schema
-    }
-    for table, schema in TABLE_SCHEMAS.items()
+TABLES: dict[str, TableSpec] = {
+    spec.name: spec
+    for spec in (
+        PARSED_STATEMENTS,
+        QUERIES,
+        TABLE_LINEAGE,
+        COLUMN_LINEAGE,
+        QUARANTINE,
+        LINEAGE_RUNS,
+        LINEAGE_NODES,
+        LINEAGE_PATHS,
+        TABLE_CLOSURE,
+        COLUMN_CLOSURE,
+        GRAPH_COMPONENTS,
+        OPENLINEAGE_EMISSIONS,
+    )
 }
-"""Per table, per column comment."""
+"""Every Delta table by name, in creation order."""

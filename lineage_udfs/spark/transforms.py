@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.spark.readers import LOAD_ERROR, RAW_RECORD, SOURCE_FILE, SOURCE_NAME
-from lineage_udfs.spark.schemas import QUERIES_SCHEMA
+from lineage_udfs.spark.schemas import QUERIES
 from lineage_udfs.spark.udfs import make_parse_udf
 
 PARSE_TEXT = "parse_text"
@@ -192,7 +192,7 @@ def narrow_relevant_rows(rows: DataFrame) -> DataFrame:
     )
     return (
         rows.where(F.col(IS_RELEVANT))
-        .select(*QUERIES_SCHEMA.fieldNames())
+        .select(*QUERIES.columns)
         .withColumn(DEDUPE_RANK, F.row_number().over(dedupe))
     )
 

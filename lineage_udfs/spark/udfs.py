@@ -1,166 +1,36 @@
-"""The parse UDF. Thin: get the per-worker parser, loop, convert, yield.
+"""The parse UDF. Thin: get the worker's parser, loop, convert, yield.
 
 An iterator Arrow UDF where PySpark has one (4.1+): the results are built into Arrow arrays
 column by column (``arrow_results``), with no pandas and no per-row converter. On Spark 4.0
 (``arrow_udf`` missing) the same loop runs as an iterator pandas UDF (``pandas_udf``). Both
-return the same struct.
-
-Python workers are reused across tasks (``spark.python.worker.reuse``), and this module is
-imported once per worker, so :data:`_PARSERS` builds one ``LineageParser`` per worker and options
-(not per task or batch). The cache must live here, in an importable module: anything defined in a
-job script is pickled by value and rebuilt for every task.
+return the same struct, ``UDF_RESULT_SCHEMA``; the per-worker state is ``udf_worker``'s.
 """
 
 from __future__ import annotations
 
-import gc
-import logging
-import os
-import sys
-import zipimport
 from collections.abc import Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column
 from pyspark.sql.pandas.types import to_arrow_type
 
-from lineage_udfs.core.fingerprint import mask_literals
-from lineage_udfs.core.models import ParseResult
+from lineage_udfs import __version__
 from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
-from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
+from lineage_udfs.spark.udf_worker import freeze_new_state, get_parser, mask_error, setup_worker
 
 try:  # PySpark 4.1+
     from pyspark.sql.functions import arrow_udf
 except ImportError:  # pragma: no cover - Spark 4.0 (e.g. Databricks Runtime 17.3)
     arrow_udf = None
 
-logger = logging.getLogger(__name__)
-
-_PARSERS: dict[ParserOptions, LineageParser] = {}
-_FROZEN_AT: dict[ParserOptions, int] = {}
-"""Per parser, its ``lazy_state()`` when the worker last froze the collector's view."""
-_WARM_UP = "INSERT INTO w SELECT a FROM s"
-_reread_zip_directory = zipimport.zipimporter.invalidate_caches
-
-
-def _invalidate_if_changed(self: zipimport.zipimporter) -> None:
-    """``zipimporter.invalidate_caches`` that re-reads the archive's directory only when the
-    archive changed (size or modification time).
-
-    PySpark's worker calls ``importlib.invalidate_caches()`` before every task, and Python
-    3.11's zipimporter answers by re-reading its archive's whole directory, once per package
-    path inside it: pyspark.zip and py4j's zip on the worker's path make that ~90 ms of a core
-    per task, whatever the task does (16 parse tasks per run on 2 cores: ~0.7 s of the stage).
-    An archive that changed is still re-read.
-    """
-    stamp = _archive_stamp(self)
-    if stamp is None or getattr(self, "_lineage_stamp", None) != stamp:
-        _reread_zip_directory(self)
-        self._lineage_stamp = stamp  # type: ignore[attr-defined]
-
-
-def _archive_stamp(importer: zipimport.zipimporter) -> tuple[int, int] | None:
-    """The size and modification time (ns) of ``importer``'s archive; None if it is gone."""
-    try:
-        stat = os.stat(importer.archive)
-    except OSError:
-        return None
-    return stat.st_size, stat.st_mtime_ns
-
-
-def _parent_started_at() -> float | None:
-    """When this process's parent started (seconds since the epoch, from Linux's /proc), or
-    None where that cannot be read."""
-    try:
-        with open(f"/proc/{os.getppid()}/stat") as fh:
-            # field 22, starttime, in clock ticks since boot; fields from the 3rd follow ")"
-            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat") as fh:
-            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime "))
-        return boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def stamp_read_archives(older_than: float | None) -> int:
-    """Mark the zipimporters this process already holds as read where their archive is older
-    than ``older_than`` (the parent process's start).
-
-    A zipimporter reads its archive's directory when it is made, and every zipimporter of this
-    process was made after its parent started (in the process, or in the daemon it was forked
-    from): an archive last modified before that is unchanged since it was read. Without the
-    mark, the first task after this module's import re-reads each of them once (pyspark.zip,
-    py4j and the jars of ``--packages`` on the worker's path: ~0.4 s of the worker's second
-    task, measured in the parse stage). An archive modified later is re-read as before.
-
-    Args:
-        older_than: seconds since the epoch; None marks nothing (where the parent's start
-            cannot be read, every archive is re-read once, as without this function).
-
-    Returns:
-        How many zipimporters were marked.
-    """
-    if older_than is None:
-        return 0
-    marked = 0
-    for importer in list(sys.path_importer_cache.values()):
-        if not isinstance(importer, zipimport.zipimporter) or hasattr(importer, "_lineage_stamp"):
-            continue
-        stamp = _archive_stamp(importer)
-        if stamp is not None and stamp[1] < (older_than - 1.0) * 1e9:  # btime: whole seconds
-            importer._lineage_stamp = stamp  # type: ignore[attr-defined]
-            marked += 1
-    return marked
-
-
-# this module is imported once per Python worker (the UDF refers to it)
-zipimport.zipimporter.invalidate_caches = _invalidate_if_changed  # type: ignore[method-assign]
-stamp_read_archives(_parent_started_at())
-
-
-def get_parser(options: ParserOptions) -> LineageParser:
-    """The worker's parser for ``options`` (built on first use)."""
-    parser = _PARSERS.get(options)
-    if parser is None:
-        parser = _PARSERS[options] = LineageParser(options)
-        # the parser, sqlglot's dialect tables and sqlfluff's grammar live as long as the
-        # worker: out of the collector's sight, each collection scans only what a statement
-        # allocated (a parse allocates many small objects; full collections that walk the
-        # long-lived ones cost ~30 % of a short statement's time after the sqlfluff tier ran).
-        # One parse first builds what sqlglot builds lazily (tokenizer and dialect tables), so
-        # that it is frozen too: ~6 % of a short statement's time in the worker.
-        parser.parse(_WARM_UP, dialect="spark", mask=False)
-        freeze_new_state(options)
-    return parser
-
-
-def freeze_new_state(options: ParserOptions) -> bool:
-    """Freeze the collector's view again if the worker's parser for ``options`` has built
-    long-lived state since the last freeze (a dialect's sqlglot tables, sqlfluff's tools for a
-    dialect: tens of thousands of objects, built on first use). Left unfrozen, they are walked
-    by every full collection, and PySpark's daemon runs one after every task of a reused worker
-    (~0.1 s each, measured with py-spy on the 1M-row benchmark's parse stage). Called between
-    batches; True when it froze."""
-    parser = _PARSERS.get(options)
-    if parser is None:
-        return False
-    state = parser.lazy_state()
-    if _FROZEN_AT.get(options) == state:
-        return False
-    gc.collect()
-    gc.freeze()
-    _FROZEN_AT[options] = state
-    return True
-
 
 def parser_version(options: ParserOptions | None = None) -> str:
     """Package version, rule revision, sqlglot version and options digest, e.g.
-    ``0.1.0+r2+sqlglot30.30.0+o1a2b3c4d``.
+    ``1.2.0+r5+sqlglot30.30.0+o1a2b3c4d``.
 
     Stored with every parsed statement; an incremental run parses a fingerprint again when it
     was parsed under another version: a new release, a rule change (``PARSER_REVISION``), another
@@ -174,24 +44,8 @@ def parser_version(options: ParserOptions | None = None) -> str:
         except PackageNotFoundError:
             return "unknown"
 
-    base = f"{_v('lineage-warehouse')}+r{PARSER_REVISION}+sqlglot{_v('sqlglot')}"
+    base = f"{__version__}+r{PARSER_REVISION}+sqlglot{_v('sqlglot')}"
     return f"{base}+o{options.digest()}" if options is not None else base
-
-
-def mask_error(message: str) -> str:
-    """A failure message with its literals masked (a syntax error may quote the statement)."""
-    return mask_literals(message, "mysql")
-
-
-def masked_record(result: ParseResult) -> dict[str, Any]:
-    """``to_record(result)`` with every failure message masked."""
-    record = to_record(result)
-    if record["error"]:
-        record["error"] = mask_error(record["error"])
-    for statement in record["statements"]:
-        if statement["error"]:
-            statement["error"] = mask_error(statement["error"])
-    return record
 
 
 UDF_ARROW_TYPE: pa.StructType = to_arrow_type(UDF_RESULT_SCHEMA)
@@ -245,6 +99,7 @@ def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
     def parse_sql(
         batches: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]],
     ) -> Iterator[pa.Array]:
+        setup_worker()
         parser = get_parser(options)
         for sql_texts, dialects, databases, schemas in batches:
             yield parse_arrow_batch(parser, sql_texts, dialects, databases, schemas)

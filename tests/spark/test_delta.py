@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extract import run
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 V1 = "CREATE VIEW rep.v AS SELECT a FROM src.one"
 V2 = "CREATE OR REPLACE VIEW rep.v AS SELECT a FROM src.two"
@@ -112,7 +112,7 @@ def test_tables_are_created_with_declared_schemas_and_comments(
     tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "empty")))
     tables.ensure_all()
     tables.ensure_all()  # idempotent
-    for table, schema in TABLE_SCHEMAS.items():
+    for table, schema in ((t.name, t.schema) for t in TABLES.values()):
         read = tables.read(table)
         assert [(f.name, f.dataType) for f in read.schema] == [(f.name, f.dataType) for f in schema]
         detail = tables.delta_table(table).detail().first()

@@ -18,7 +18,7 @@ from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.settings import JobSettings, load_settings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extract import RunSummary, run
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"
@@ -43,7 +43,7 @@ def _sample_settings(base_path: Path) -> JobSettings:
 
 
 def _snapshot(tables: LineageTables) -> dict[str, list[Row]]:
-    return {t: tables.read(t).collect() for t in TABLE_SCHEMAS}
+    return {t: tables.read(t).collect() for t in TABLES}
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +256,7 @@ def test_second_run_changes_no_lineage_table(
     assert outcome.second.column_edges_written == 0
     assert outcome.second.quarantined_new == 0
     for table in LINEAGE_TABLES:
-        schema = TABLE_SCHEMAS[table]
+        schema = TABLES[table].schema
         assert_frames_equal(
             spark.createDataFrame(outcome.after_second[table], schema),
             spark.createDataFrame(outcome.after_first[table], schema),

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.settings import GraphSettings, SinkSettings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.graph_stage import COMPONENTS_TABLE, GRAPH_TABLES, run_graph_stage
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 FIRST = [
     ("raw.orders", "stg.orders", "query"),
@@ -42,7 +42,7 @@ def _write_edges(
 ) -> None:
     table_rows = spark.createDataFrame(
         [(s, t, k, "fp", None, "sys", None, None, 1) for s, t, k in edges],
-        TABLE_SCHEMAS["table_lineage"],
+        TABLES["table_lineage"].schema,
     )
     nodes = {n for s, t, _ in edges for n in (s, t)}
     column_rows = spark.createDataFrame(
@@ -51,7 +51,7 @@ def _write_edges(
             for st, sc, tt, tc, ty in COLUMNS
             if st in nodes and tt in nodes
         ],
-        TABLE_SCHEMAS["column_lineage"],
+        TABLES["column_lineage"].schema,
     )
     for name, rows in (("table_lineage", table_rows), ("column_lineage", column_rows)):
         tables.ensure(name)

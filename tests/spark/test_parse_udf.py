@@ -16,15 +16,15 @@ from pyspark.sql import functions as F
 from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
 from lineage_udfs.spark.transforms import FINGERPRINT, MASKED_SQL, PARSE_RESULT, PARSE_TEXT
+from lineage_udfs.spark.udf_worker import mask_error
 from lineage_udfs.spark.udfs import (
     UDF_ARROW_TYPE,
     make_parse_arrow_udf,
     make_parse_udf,
-    mask_error,
-    masked_record,
 )
 
 CASES = Path(__file__).resolve().parents[1] / "unit" / "core" / "cases"
@@ -58,7 +58,7 @@ def _parse_all(parser: LineageParser) -> list[ParseResult]:
 def _by_records(results: list[ParseResult]) -> pa.StructArray:
     """The reference: each result as the pandas UDF's records hold it (``to_record``, errors
     masked), converted by pyarrow from the dicts."""
-    return pa.array([masked_record(r) for r in results], type=UDF_ARROW_TYPE)
+    return pa.array([to_record(r, mask_error) for r in results], type=UDF_ARROW_TYPE)
 
 
 @pytest.fixture(scope="module")

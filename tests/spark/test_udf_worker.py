@@ -1,5 +1,5 @@
-"""The parse UDF's module keeps PySpark's per-task ``importlib.invalidate_caches()`` cheap:
-a zip archive on the worker's path is re-read only when it changed."""
+"""The worker setup keeps PySpark's per-task ``importlib.invalidate_caches()`` cheap: a zip
+archive on the worker's path is re-read only when it changed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import zipfile
 import zipimport
 from pathlib import Path
 
-from lineage_udfs.spark import udfs
+from lineage_udfs.spark import udf_worker as udfs
 
 
 def _write_zip(path: Path, modules: dict[str, str], mtime_ns: int) -> None:
@@ -21,8 +21,10 @@ def _write_zip(path: Path, modules: dict[str, str], mtime_ns: int) -> None:
     os.utime(path, ns=(mtime_ns, mtime_ns))
 
 
-def test_the_worker_module_installs_the_check() -> None:
+def test_the_worker_setup_installs_the_check_once() -> None:
+    udfs.setup_worker()
     assert zipimport.zipimporter.invalidate_caches is udfs._invalidate_if_changed
+    assert udfs.setup_worker() is False  # a later call changes nothing
 
 
 def test_an_unchanged_archive_is_not_read_again_and_a_changed_one_is(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from lineage_udfs.emit.events import query_run_from_dict, run_id_for
 from lineage_udfs.settings import JobSettings, SinkSettings
 from lineage_udfs.spark.delta import LineageTables, merge_upsert
 from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 T2, T3 = datetime(2026, 3, 2, 9, 0, 0), datetime(2026, 3, 2, 9, 30, 0)
 DAY_EVENTS = 2 + 6 + 2  # fp_ctas day (q1+q2: one run), fp_proc day (parent + 2 children), fp_bad
@@ -42,7 +42,7 @@ FP_NEW = {
 
 def _upsert(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:
     """Write like the extract job: one MERGE per table (so the change data feed records it)."""
-    schema = TABLE_SCHEMAS[name]
+    schema = TABLES[name].schema
     data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
     merge_upsert(tables, name, spark.createDataFrame(data, schema))
 
@@ -334,7 +334,7 @@ def test_ensure_enables_change_data_feed_on_an_existing_table(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "old")))
-    schema = TABLE_SCHEMAS["queries"]
+    schema = TABLES["queries"].schema
     _, path = tables.location("queries")
     rows = [tuple(r.get(f) for f in schema.fieldNames()) for r in QUERIES]
     spark.createDataFrame(rows, schema).write.format("delta").save(path)  # created before CDF

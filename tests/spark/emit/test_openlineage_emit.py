@@ -13,11 +13,11 @@ from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW
 from lineage_udfs.settings import JobSettings, SinkSettings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.openlineage import emit_openlineage, replay_spool
-from lineage_udfs.spark.schemas import TABLE_SCHEMAS
+from lineage_udfs.spark.schemas import TABLES
 
 
 def _write(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:
-    schema = TABLE_SCHEMAS[name]
+    schema = TABLES[name].schema
     data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
     _, path = tables.location(name)
     spark.createDataFrame(data, schema).write.format("delta").mode("overwrite").save(path)

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from lineage_udfs.emit.events import (
-    ColumnEdgeRecord,
-    EventOptions,
-    ParsedStatement,
-    QueryRun,
-    StatementPart,
-)
+from lineage_udfs.core.models import ColumnEdge
+from lineage_udfs.core.records import StatementRecord
+from lineage_udfs.emit.events import EventOptions, ParsedStatement, QueryRun
 
 OPTIONS = EventOptions(
     job_namespace="lineage-tests",
@@ -45,16 +41,16 @@ CTAS_PARSED = ParsedStatement(
     dialect="snowflake",
 )
 CTAS_EDGES = (
-    ColumnEdgeRecord(
+    ColumnEdge(
         "analytics.raw.orders", "day", "analytics.mart.daily", "day", "DIRECT", "IDENTITY"
     ),
-    ColumnEdgeRecord(
+    ColumnEdge(
         "analytics.raw.orders", "amount", "analytics.mart.daily", "total", "DIRECT", "AGGREGATION"
     ),
-    ColumnEdgeRecord(
+    ColumnEdge(
         "analytics.raw.orders", "customer", "analytics.mart.daily", "day", "INDIRECT", "FILTER"
     ),
-    ColumnEdgeRecord(
+    ColumnEdge(
         "analytics.raw.orders", "customer", "analytics.mart.daily", "total", "INDIRECT", "FILTER"
     ),
 )
@@ -85,12 +81,12 @@ MERGE_PARSED = ParsedStatement(
     dialect="postgres",
 )
 MERGE_EDGES = (
-    ColumnEdgeRecord("stage.customer", "email", "dim.customer", "email_hash", "DIRECT", "MASKED"),
-    ColumnEdgeRecord("stage.customer", "tier", "dim.customer", "tier", "DIRECT", "IDENTITY"),
-    ColumnEdgeRecord("stage.customer", "score", "dim.customer", "tier", "INDIRECT", "CONDITIONAL"),
-    ColumnEdgeRecord("stage.customer", "id", "dim.customer", "tier", "INDIRECT", "JOIN"),
-    ColumnEdgeRecord("stage.customer", "id", "dim.customer", "email_hash", "INDIRECT", "JOIN"),
-    ColumnEdgeRecord("stage.customer", "tier", "dim.customer", "tier", "INDIRECT", "FILTER"),
+    ColumnEdge("stage.customer", "email", "dim.customer", "email_hash", "DIRECT", "MASKED"),
+    ColumnEdge("stage.customer", "tier", "dim.customer", "tier", "DIRECT", "IDENTITY"),
+    ColumnEdge("stage.customer", "score", "dim.customer", "tier", "INDIRECT", "CONDITIONAL"),
+    ColumnEdge("stage.customer", "id", "dim.customer", "tier", "INDIRECT", "JOIN"),
+    ColumnEdge("stage.customer", "id", "dim.customer", "email_hash", "INDIRECT", "JOIN"),
+    ColumnEdge("stage.customer", "tier", "dim.customer", "tier", "INDIRECT", "FILTER"),
 )
 
 FAILED_QUERY = QueryRun(
@@ -130,14 +126,14 @@ PROC_PARSED = ParsedStatement(
     sources=("main.raw.sales",),
     targets=("main.mart.sales",),
     statements=(
-        StatementPart(0, "CREATE_VIEW", "ok", ("main.raw.sales",), ("s",)),
-        StatementPart(1, "INSERT", "ok", ("s",), ("main.mart.sales",)),
-        StatementPart(2, "UNKNOWN", "failed", (), (), "SYNTAX", "Invalid expression at col 1"),
+        StatementRecord(0, "CREATE_VIEW", "ok", ("main.raw.sales",), ("s",)),
+        StatementRecord(1, "INSERT", "ok", ("s",), ("main.mart.sales",)),
+        StatementRecord(2, "UNKNOWN", "failed", (), (), "SYNTAX", "Invalid expression at col 1"),
     ),
     dialect="databricks",
 )
 PROC_EDGES = (
-    ColumnEdgeRecord("main.raw.sales", "id", "main.mart.sales", "id", "DIRECT", "IDENTITY"),
-    ColumnEdgeRecord("main.raw.sales", "amt", "main.mart.sales", "amt", "DIRECT", "IDENTITY"),
-    ColumnEdgeRecord("main.raw.sales", "amt", "main.mart.sales", "amt", "INDIRECT", "FILTER"),
+    ColumnEdge("main.raw.sales", "id", "main.mart.sales", "id", "DIRECT", "IDENTITY"),
+    ColumnEdge("main.raw.sales", "amt", "main.mart.sales", "amt", "DIRECT", "IDENTITY"),
+    ColumnEdge("main.raw.sales", "amt", "main.mart.sales", "amt", "INDIRECT", "FILTER"),
 )

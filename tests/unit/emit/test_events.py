@@ -137,7 +137,11 @@ def test_build_run_events_procedure_children_link_to_parent_run() -> None:
 
 def test_build_run_events_select_only_when_configured() -> None:
     select = ParsedStatement(
-        "fp_sel", "SELECT", "SELECT a FROM t WHERE b = ?", "ok", sources=("t",)
+        fingerprint="fp_sel",
+        statement_type="SELECT",
+        masked_sql="SELECT a FROM t WHERE b = ?",
+        status="ok",
+        sources=("t",),
     )
     assert build_run_events(CTAS_QUERY, select, options=OPTIONS) == []
     included = build_run_events(CTAS_QUERY, select, options=replace(OPTIONS, include_selects=True))
