@@ -206,8 +206,7 @@ class ExecutionSettings(_Strict):
     batchSize`` during the run; Spark's default is 10,000). A batch is on the heap while it is
     written to the block store; Spark's Java serializer keeps the last
     ``spark.serializer.objectStreamReset`` objects it wrote referenced (100 by default; conf/
-    base.yaml sets 1), so a task can hold that many batches (the 1M-row log at 10,000 rows and a
-    reset of 100: 850 MB of one task's heap)."""
+    base.yaml sets 1), so a task can hold that many batches."""
 
     def shuffle_partitions_for(self, input_bytes: int, parallelism: int) -> int | None:
         """The shuffle partition count for an input of ``input_bytes``; None keeps the session's.

@@ -21,7 +21,6 @@ import types
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from enum import StrEnum
-from functools import cache
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from lineage_udfs.core.models import ColumnEdge, ParseFailure, ParseResult, TableEdge
@@ -72,7 +71,9 @@ def _field_spec(name: str, hint: Any) -> FieldSpec:
     raise TypeError(f"field {name}: no record kind for {hint!r}")
 
 
-@cache
+_FIELDS: dict[type, tuple[FieldSpec, ...]] = {}
+
+
 def fields_of(record: type) -> tuple[FieldSpec, ...]:
     """The typed field list of a record dataclass, in declaration order.
 
@@ -83,8 +84,12 @@ def fields_of(record: type) -> tuple[FieldSpec, ...]:
         >>> spec.name, str(spec.kind), spec.element is StatementRecord
         ('statements', 'list<record>', True)
     """
-    hints = get_type_hints(record)
-    return tuple(_field_spec(f.name, hints[f.name]) for f in dataclasses.fields(record))
+    specs = _FIELDS.get(record)
+    if specs is None:
+        hints = get_type_hints(record)
+        fields = dataclasses.fields(record)
+        specs = _FIELDS[record] = tuple(_field_spec(f.name, hints[f.name]) for f in fields)
+    return specs
 
 
 def field_names(record: type) -> tuple[str, ...]:
@@ -236,7 +241,6 @@ def to_record(result: ParseResult, mask: Callable[[str], str] = _keep) -> dict[s
 R = TypeVar("R")
 
 
-@cache
 def _defaulted(record: type) -> frozenset[str]:
     missing = dataclasses.MISSING
     return frozenset(

@@ -205,7 +205,7 @@ def is_emitted(parsed: ParsedStatement, options: EventOptions) -> bool:
 
 
 def _transformation(edge: ColumnEdge) -> column_lineage_dataset.Transformation:
-    subtype = edge.transformation_subtype or None
+    subtype: str | None = edge.transformation_subtype or None
     masking = subtype == "MASKED"
     if masking:
         subtype = "TRANSFORMATION"
@@ -459,6 +459,7 @@ def _child_events(
         name=name,
         facets={"jobType": _job_type("STATEMENT", query, producer)},
     )
+    start_facets: dict[str, Any] = {"parent": parent}
     facets: dict[str, Any] = {"parent": parent}
     if part.status in _PARSE_FAILED or part.error_kind:
         facets["extractionError"] = extraction_error_run.ExtractionErrorRunFacet(
@@ -484,7 +485,7 @@ def _child_events(
             producer=producer,
         )
         for event_type, at, run_facets in (
-            (RunState.START, start, {"parent": parent}),
+            (RunState.START, start, start_facets),
             (state, end, facets),
         )
     ]

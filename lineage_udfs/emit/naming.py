@@ -131,6 +131,7 @@ def _helper(scheme: str, authority: str, parts: list[str]) -> ol_naming.DatasetN
 def _file_identity(path: str, ctx: NamingContext) -> tuple[str, str]:
     if path.startswith(("@", "~")):  # Snowflake stage: lives in the warehouse's namespace
         return (ctx.source_system or ctx.default_namespace), path
+    naming: ol_naming.DatasetNaming
     if path.startswith("/"):
         naming = ol_naming.LocalFileSystem(path)
         return naming.get_namespace(), naming.get_name()
@@ -138,7 +139,7 @@ def _file_identity(path: str, ctx: NamingContext) -> tuple[str, str]:
     scheme = split.scheme.lower()
     name = split.path.lstrip("/") or "/"
     if scheme == "s3" and split.netloc:
-        naming: ol_naming.DatasetNaming = ol_naming.S3(split.netloc, name)
+        naming = ol_naming.S3(split.netloc, name)
         return naming.get_namespace(), naming.get_name()
     if scheme == "gs" and split.netloc:
         naming = ol_naming.GCS(split.netloc, name)

@@ -151,9 +151,7 @@ class LineageTables:
     def append(self, table: str, rows: DataFrame) -> None:
         """Append rows (``lineage_runs`` only: one row per run by design)."""
         name, path = self.location(table)
-        writer = (
-            rows.select(*TABLES[table].columns).write.format("delta").mode("append")
-        )
+        writer = rows.select(*TABLES[table].columns).write.format("delta").mode("append")
         if name:
             writer.saveAsTable(name)
         else:

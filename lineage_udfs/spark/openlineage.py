@@ -24,6 +24,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lineage_udfs.core.models import ColumnEdge
+from lineage_udfs.core.records import field_names
 from lineage_udfs.emit.client import make_client, make_transport
 from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.emit.events import (
@@ -49,14 +51,7 @@ from lineage_udfs.spark.emission_scope import (
 
 logger = logging.getLogger(__name__)
 
-_EDGE_COLUMNS = (
-    "source_table",
-    "source_column",
-    "target_table",
-    "target_column",
-    "transformation_type",
-    "transformation_subtype",
-)
+_EDGE_COLUMNS = field_names(ColumnEdge)
 _PARSED_COLUMNS = tuple(c for c in PARSE_COLUMNS if c != "column_edges")
 """The ``parsed_statements`` columns events are built from (edges come from column_lineage)."""
 
@@ -220,7 +215,8 @@ def replay_spool(
     if spool is None:
         return ReplaySummary()
     transport = make_transport(ol, secrets)
-    summary = replay(spool, transport.emit)
+    # Transport.emit is typed for event objects; it serialises the spooled dicts as they are
+    summary = replay(spool, transport.emit)  # type: ignore[arg-type]
     if summary.delivered or summary.pending:
         logger.info(
             "OpenLineage spool replay: delivered=%d pending=%d segments_done=%d stopped=%s",

@@ -16,7 +16,7 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import freeze_new_state, get_parser, mask_error, setup_worker
+from lineage_udfs.spark.udf_worker import mask_error, parse_batches
 
 
 def _none(value: object) -> str | None:
@@ -56,10 +56,6 @@ def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
     def parse_sql(
         batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series]],
     ) -> Iterator[pd.DataFrame]:
-        setup_worker()
-        parser = get_parser(options)
-        for sql_texts, dialects, databases, schemas in batches:
-            yield parse_batch(parser, sql_texts, dialects, databases, schemas)
-            freeze_new_state(options)
+        yield from parse_batches(options, batches, parse_batch)
 
     return parse_sql

@@ -165,6 +165,7 @@ COLUMN_MEANINGS: dict[str, str] = {
 """What a column of a given name means, in whichever table it stands (a table may say otherwise
 for its own column: ``TableSpec.column_comments``)."""
 
+
 @dataclass(frozen=True)
 class TableSpec:
     """One Delta table: its schema, natural (MERGE) key, table properties and comments.

@@ -7,6 +7,8 @@
 * ``spark-submit jobs/extract.py``: the JVM is already up and ``spark.jars.packages`` set here is
   silently ignored; the packages must come from ``conf/spark-defaults.conf`` (``SPARK_CONF_DIR``)
   or ``--packages``. Runtime confs (Delta extension and catalog, Arrow) still apply.
+  :func:`require_libraries` checks right after the session starts that the JVM classes a job
+  needs are there, and says how to get them when they are not.
 
 The master is never assumed: it comes from settings (only ``conf/local.yaml`` sets ``local[*]``),
 spark-submit or the cluster.
@@ -17,9 +19,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from lineage_udfs.core.errors import LineageError
 from lineage_udfs.settings import SparkSettings
 
 logger = logging.getLogger(__name__)
@@ -72,17 +77,69 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
     if settings.packages and mode == "python":
         builder = builder.config("spark.jars.packages", ",".join(settings.packages))
     spark = builder.getOrCreate()
-    if mode == "spark-submit" and settings.packages:
-        # Too late to resolve packages now: check what the launcher resolved.
-        launched = spark.sparkContext.getConf().get("spark.jars.packages", "") or ""
-        missing = [p for p in settings.packages if p not in launched]
-        if missing:
-            logger.warning(
-                "spark-submit was launched without %s: export SPARK_CONF_DIR=conf "
-                "(conf/spark-defaults.conf) or pass --packages, or Delta reads/writes will fail",
-                ",".join(missing),
-            )
     logger.info(
         "Spark %s session (%s launch, master %s)", spark.version, mode, spark.sparkContext.master
     )
     return spark
+
+
+class LaunchError(LineageError):
+    """The session lacks what a job needs (JVM classes of a library)."""
+
+
+@dataclass(frozen=True)
+class JvmLibrary:
+    """A JVM library a job calls: a class of it, and how its Maven coordinates start."""
+
+    name: str
+    java_class: str
+    coordinates_prefixes: tuple[str, ...]
+
+
+DELTA = JvmLibrary("Delta Lake", "io.delta.tables.DeltaTable", ("io.delta:",))
+GRAPHFRAMES = JvmLibrary(
+    "GraphFrames", "org.graphframes.GraphFrame", ("io.graphframes:", "graphframes:")
+)
+
+
+def missing_libraries(spark: SparkSession, libraries: Sequence[JvmLibrary]) -> list[JvmLibrary]:
+    """The libraries whose class the session's JVM cannot load (none without a local JVM, as
+    on Spark Connect)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return []
+    from py4j.java_gateway import JavaClass
+
+    missing = []
+    for library in libraries:
+        found = jvm
+        for part in library.java_class.split("."):
+            found = getattr(found, part)  # a JavaPackage where no such class exists
+        if not isinstance(found, JavaClass):
+            missing.append(library)
+    return missing
+
+
+def require_libraries(
+    spark: SparkSession, settings: SparkSettings, libraries: Sequence[JvmLibrary]
+) -> None:
+    """Check that the session can load each library's classes.
+
+    Raises:
+        LaunchError: one line naming the missing classes, their Maven coordinates (from
+            ``spark.packages``) and the two ways to put them on the classpath.
+    """
+    if launch_mode() == "databricks":
+        return  # the cluster owns its libraries
+    missing = missing_libraries(spark, libraries)
+    if not missing:
+        return
+    coordinates = [
+        p for p in settings.packages if any(p.startswith(m.coordinates_prefixes) for m in missing)
+    ]
+    classes = ", ".join(f"{m.name} ({m.java_class})" for m in missing)
+    packages = ",".join(coordinates) or " ".join(f"<{m.name} coordinates>" for m in missing)
+    raise LaunchError(
+        f"{classes} not on the Spark classpath: start with SPARK_CONF_DIR=conf "
+        f"(conf/spark-defaults.conf), or pass --packages {packages}"
+    )

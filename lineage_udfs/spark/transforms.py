@@ -8,7 +8,7 @@ fingerprint.
 Memory: the SQL text is the bulk of a log. The per-row steps that shuffle (dedupe by query id,
 choice of one representative per fingerprint) work on narrow rows without it
 (:func:`narrow_relevant_rows`); the text joins back only for the one representative row of
-each fingerprint (:func:`distinct_statements`).
+each fingerprint (:func:`representative_rows`, then :func:`with_statement_texts`).
 """
 
 from __future__ import annotations
@@ -249,16 +249,6 @@ def with_statement_texts(representatives: DataFrame, rows: DataFrame) -> DataFra
         .dropDuplicates([FINGERPRINT])
         .select(*STATEMENT_COLUMNS)
     )
-
-
-def distinct_statements(relevant: DataFrame) -> DataFrame:
-    """One representative row per fingerprint with its texts: the earliest (start_time,
-    query_id) row of ``relevant`` (one row per query id, carrying parse_text and masked_sql).
-
-    Returns:
-        STATEMENT_COLUMNS.
-    """
-    return representative_rows(relevant).select(*STATEMENT_COLUMNS)
 
 
 def parse_statements(

@@ -17,12 +17,17 @@ import logging
 import os
 import sys
 import zipimport
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from lineage_udfs.core.fingerprint import mask_literals
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _PARSERS: dict[ParserOptions, LineageParser] = {}
 _FROZEN_AT: dict[ParserOptions, int] = {}
@@ -37,9 +42,8 @@ def _invalidate_if_changed(self: zipimport.zipimporter) -> None:
 
     PySpark's worker calls ``importlib.invalidate_caches()`` before every task, and Python
     3.11's zipimporter answers by re-reading its archive's whole directory, once per package
-    path inside it: pyspark.zip and py4j's zip on the worker's path make that ~90 ms of a core
-    per task, whatever the task does (16 parse tasks per run on 2 cores: ~0.7 s of the stage).
-    An archive that changed is still re-read.
+    path inside it: pyspark.zip and py4j's zip on the worker's path make that a fixed cost of
+    every task, whatever the task does. An archive that changed is still re-read.
     """
     stamp = _archive_stamp(self)
     if stamp is None or getattr(self, "_lineage_stamp", None) != stamp:
@@ -77,9 +81,9 @@ def stamp_read_archives(older_than: float | None) -> int:
     A zipimporter reads its archive's directory when it is made, and every zipimporter of this
     process was made after its parent started (in the process, or in the daemon it was forked
     from): an archive last modified before that is unchanged since it was read. Without the
-    mark, the first task after this module's import re-reads each of them once (pyspark.zip,
-    py4j and the jars of ``--packages`` on the worker's path: ~0.4 s of the worker's second
-    task, measured in the parse stage). An archive modified later is re-read as before.
+    mark, the task after :func:`setup_worker` re-reads each of them once (pyspark.zip, py4j and
+    the jars of ``--packages`` on the worker's path). An archive modified later is re-read as
+    before.
 
     Args:
         older_than: seconds since the epoch; None marks nothing (where the parent's start
@@ -119,9 +123,9 @@ def get_parser(options: ParserOptions) -> LineageParser:
         # the parser, sqlglot's dialect tables and sqlfluff's grammar live as long as the
         # worker: out of the collector's sight, each collection scans only what a statement
         # allocated (a parse allocates many small objects; full collections that walk the
-        # long-lived ones cost ~30 % of a short statement's time after the sqlfluff tier ran).
-        # One parse first builds what sqlglot builds lazily (tokenizer and dialect tables), so
-        # that it is frozen too: ~6 % of a short statement's time in the worker.
+        # long-lived ones would cost a good part of a short statement's time). One parse first
+        # builds what sqlglot builds lazily (tokenizer and dialect tables), so that it is
+        # frozen too.
         parser.parse(_WARM_UP, dialect="spark", mask=False)
         freeze_new_state(options)
     return parser
@@ -131,9 +135,8 @@ def freeze_new_state(options: ParserOptions) -> bool:
     """Freeze the collector's view again if the worker's parser for ``options`` has built
     long-lived state since the last freeze (a dialect's sqlglot tables, sqlfluff's tools for a
     dialect: tens of thousands of objects, built on first use). Left unfrozen, they are walked
-    by every full collection, and PySpark's daemon runs one after every task of a reused worker
-    (~0.1 s each, measured with py-spy on the 1M-row benchmark's parse stage). Called between
-    batches; True when it froze."""
+    by every full collection, and PySpark's daemon runs one after every task of a reused
+    worker. Called between batches; True when it froze."""
     parser = _PARSERS.get(options)
     if parser is None:
         return False
@@ -149,3 +152,18 @@ def freeze_new_state(options: ParserOptions) -> bool:
 def mask_error(message: str) -> str:
     """A failure message with its literals masked (a syntax error may quote the statement)."""
     return mask_literals(message, "mysql")
+
+
+def parse_batches(
+    options: ParserOptions,
+    batches: Iterator[tuple[T, T, T, T]],
+    parse_batch: Callable[[LineageParser, T, T, T, T], R],
+) -> Iterator[R]:
+    """The body of a parse UDF: set the worker up, then ``parse_batch`` each batch of (SQL
+    texts, dialects, databases, schemas) with the worker's parser for ``options``, freezing
+    what the parser built at each batch boundary."""
+    setup_worker()
+    parser = get_parser(options)
+    for sql_texts, dialects, databases, schemas in batches:
+        yield parse_batch(parser, sql_texts, dialects, databases, schemas)
+        freeze_new_state(options)

@@ -20,12 +20,12 @@ from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import freeze_new_state, get_parser, mask_error, setup_worker
+from lineage_udfs.spark.udf_worker import mask_error, parse_batches
 
 try:  # PySpark 4.1+
     from pyspark.sql.functions import arrow_udf
 except ImportError:  # pragma: no cover - Spark 4.0 (e.g. Databricks Runtime 17.3)
-    arrow_udf = None
+    arrow_udf = None  # type: ignore[assignment]  # the pandas UDF stands in
 
 
 def parser_version(options: ParserOptions | None = None) -> str:
@@ -85,7 +85,7 @@ def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
     works (Arrow UDF concurrency must stay off).
     """
     if arrow_udf is None:  # pragma: no cover - Spark 4.0
-        # its module imports pandas, which the Arrow UDF's workers never load (~0.4 s each)
+        # its module imports pandas, which the Arrow UDF's workers never load
         from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
 
         return make_parse_pandas_udf(options)
@@ -95,14 +95,11 @@ def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
 def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
     """The iterator Arrow UDF (PySpark 4.1+); see :func:`make_parse_udf`."""
 
-    @arrow_udf(UDF_RESULT_SCHEMA)  # type: ignore[misc]
+    # pyspark's overloads type a struct-returning iterator Arrow UDF only as a scalar one
+    @arrow_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload, misc]
     def parse_sql(
         batches: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]],
     ) -> Iterator[pa.Array]:
-        setup_worker()
-        parser = get_parser(options)
-        for sql_texts, dialects, databases, schemas in batches:
-            yield parse_arrow_batch(parser, sql_texts, dialects, databases, schemas)
-            freeze_new_state(options)
+        yield from parse_batches(options, batches, parse_arrow_batch)
 
     return parse_sql  # type: ignore[no-any-return]

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import run
+from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.schemas import TABLES
 
 V1 = "CREATE VIEW rep.v AS SELECT a FROM src.one"
@@ -69,14 +69,14 @@ def test_redefined_view_replaces_lineage_and_query_lineage_accumulates(
     base = tmp_path / "lineage"
     tables = LineageTables(spark, SinkSettings(base_path=str(base)))
 
-    run(spark, _settings(logs["a"], base))
+    extract(spark, _settings(logs["a"], base))
     views = {
         (r.source_table, r.target_table, r.object_name)
         for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()
     }
     assert views == {("src.one", "rep.v", "rep.v")}
 
-    run(spark, _settings(logs["b"], base))
+    extract(spark, _settings(logs["b"], base))
     views = {
         (r.source_table, r.target_table)
         for r in tables.read("table_lineage").where("edge_kind = 'view'").collect()
@@ -99,9 +99,9 @@ def test_redefined_view_replaces_lineage_and_query_lineage_accumulates(
 
     # replaying either batch (the old definition arriving again, the same ETL rows again)
     # changes nothing: the newest definition wins and counters are recounted, not added
-    run(spark, _settings(logs["a"], base))
+    extract(spark, _settings(logs["a"], base))
     assert _snapshot(tables) == settled
-    run(spark, _settings(logs["b"], base, incremental=False))  # re-parse: same result
+    extract(spark, _settings(logs["b"], base, incremental=False))  # re-parse: same result
     assert _snapshot(tables) == settled
     assert tables.read("lineage_runs").count() == 4
 
@@ -129,7 +129,7 @@ def test_catalog_table_names_instead_of_paths(
     settings = settings.model_copy(
         update={"sink": SinkSettings(base_path=str(tmp_path / "unused"), database="lineage_it")}
     )
-    summary = run(spark, settings)
+    summary = extract(spark, settings)
     assert summary.status == "succeeded"
     edges = {
         (r.source_table, r.target_table, r.edge_kind)

@@ -1,4 +1,5 @@
-"""End to end: ``run(spark, settings)`` on the shipped sample logs, twice, into a temp folder."""
+"""End to end: ``extract(spark, settings)`` on the shipped sample logs, twice, into a temp
+folder."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pyspark.sql import Row, SparkSession
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.settings import JobSettings, load_settings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import RunSummary, run
+from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.run_context import RunSummary
 from lineage_udfs.spark.schemas import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,9 +52,9 @@ def _snapshot(tables: LineageTables) -> dict[str, list[Row]]:
 def outcome(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outcome]:
     settings = _sample_settings(tmp_path_factory.mktemp("lineage"))
     tables = LineageTables(spark, settings.sink)
-    first = run(spark, settings)
+    first = extract(spark, settings)
     after_first = _snapshot(tables)
-    second = run(spark, settings)
+    second = extract(spark, settings)
     yield Outcome(settings, tables, first, second, after_first, _snapshot(tables))
 
 

@@ -22,7 +22,7 @@ from lineage_udfs.settings import (
     load_settings,
 )
 from lineage_udfs.spark.delta import LineageTables, failed_execution
-from lineage_udfs.spark.extract import run
+from lineage_udfs.spark.extraction import extract
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def warehouses(
     out = {}
     for include in (False, True):
         settings = _settings(tmp_path_factory.mktemp(f"wh-{include}"), log, include)
-        summary = run(spark, settings)
+        summary = extract(spark, settings)
         assert summary.status == "succeeded"
         out[include] = LineageTables(spark, settings.sink)
     return out

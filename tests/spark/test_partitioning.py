@@ -23,15 +23,15 @@ from lineage_udfs.settings import (
     load_settings,
 )
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import (
+from lineage_udfs.spark.extraction import (
     MIN_STATEMENTS_PER_TASK,
     PARSE_TASKS_PER_CORE,
     READ_TASKS_PER_CORE,
-    RunSummary,
     _min_read_partitions,
     _parse_partitions,
-    run,
+    extract,
 )
+from lineage_udfs.spark.run_context import RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEAGE = ("parsed_statements", "queries", "table_lineage", "column_lineage", "quarantine")
@@ -127,7 +127,7 @@ def runs(
     out = {}
     for name, execution in variants.items():
         base = tmp_path_factory.mktemp(f"lineage-{name}")
-        summary = run(spark, _settings(base, crafted, execution))
+        summary = extract(spark, _settings(base, crafted, execution))
         after = (
             spark.conf.get("spark.sql.shuffle.partitions"),
             spark.conf.get("spark.sql.inMemoryColumnarStorage.batchSize", None),

@@ -1,13 +1,16 @@
-"""End to end: the extract job, then OpenLineage emission to a file, over successive log batches.
+"""End to end: the extract job's composition (extraction, graph stage, OpenLineage emission to a
+file) over successive log batches.
 
-What ``jobs/extract.py`` does with ``openlineage.enabled`` (extraction, then emission), on a
-small log folder: new log files are emitted alone, a re-parse re-emits the affected rows, and
-a run over unchanged input emits nothing.
+``pipeline.run_extract`` is what ``jobs/extract.py`` runs: new log files are emitted alone, a
+re-parse re-emits the affected rows, and a run over unchanged input emits nothing. The last test
+runs ``jobs/extract.py`` itself, with the graph stage on.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import runpy
 from pathlib import Path
 
 import pytest
@@ -15,10 +18,12 @@ import yaml
 from pyspark.sql import SparkSession
 
 from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.extract import run as run_extraction
-from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage
+from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.openlineage import EmitSummary
+from lineage_udfs.spark.pipeline import run_extract
 
-BASE = Path(__file__).resolve().parents[3] / "conf" / "base.yaml"
+ROOT = Path(__file__).resolve().parents[3]
+BASE = ROOT / "conf" / "base.yaml"
 
 DAY1 = [
     {
@@ -67,7 +72,7 @@ def _write_log(folder: Path, name: str, rows: list[dict]) -> None:
     (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def _settings(tmp_path: Path, *, column_lineage: bool = True) -> JobSettings:
+def _overlay(tmp_path: Path, *, column_lineage: bool = True, graph: bool = False) -> Path:
     overlay = {
         "sources": [
             {
@@ -80,7 +85,7 @@ def _settings(tmp_path: Path, *, column_lineage: bool = True) -> JobSettings:
         ],
         "parser": {"column_lineage": column_lineage, "use_sqlfluff": False},
         "sink": {"base_path": str(tmp_path / "lineage")},
-        "graph": {"enabled": False},
+        "graph": {"enabled": graph},
         "openlineage": {
             "enabled": True,
             "transport": {
@@ -91,17 +96,23 @@ def _settings(tmp_path: Path, *, column_lineage: bool = True) -> JobSettings:
             "spool": {"path": str(tmp_path / "spool")},
         },
     }
-    path = tmp_path / f"overlay-{column_lineage}.yaml"
+    path = tmp_path / f"overlay-{column_lineage}-{graph}.yaml"
     path.write_text(yaml.safe_dump(overlay), encoding="utf-8")
-    return load_settings([BASE, path])
+    return path
+
+
+def _settings(tmp_path: Path, *, column_lineage: bool = True) -> JobSettings:
+    return load_settings([BASE, _overlay(tmp_path, column_lineage=column_lineage)])
 
 
 def _extract_and_emit(
     spark: SparkSession, settings: JobSettings, events_file: Path
 ) -> tuple[EmitSummary, list[dict]]:
     before = events_file.read_text("utf-8").splitlines() if events_file.exists() else []
-    assert run_extraction(spark, settings).status == "succeeded"
-    summary = emit_openlineage(spark, settings)
+    outcome = run_extract(spark, settings)
+    assert outcome.run.status == "succeeded" and outcome.graph is None
+    summary = outcome.emit
+    assert summary is not None
     after = events_file.read_text("utf-8").splitlines()
     assert after[: len(before)] == before  # appended only
     return summary, [json.loads(line) for line in after[len(before) :]]
@@ -148,3 +159,42 @@ def test_extract_then_emit_incremental_batches_reparse_and_no_op(
 
     _, events = _extract_and_emit(spark, no_columns, events_file)
     assert events == []
+
+
+@pytest.mark.slow
+def test_the_extract_job_runs_extraction_graph_and_emission(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``jobs/extract.py`` as spark-submit runs it (in this session): conf/base.yaml plus the
+    overlay, extraction, the graph stage, emission to a file, one summary line at the end."""
+    _write_log(tmp_path / "logs", "day1.jsonl", DAY1)
+    overlay = _overlay(tmp_path, graph=True)
+    main = runpy.run_path(str(ROOT / "jobs" / "extract.py"))["main"]
+    confs = load_settings([BASE, overlay]).spark.confs  # the job sets them on this session
+    saved = {key: spark.conf.get(key, None) for key in confs}
+    try:
+        assert main(["--config", str(overlay)]) == 0
+    finally:
+        logging.getLogger().handlers.clear()  # the job configured the root logger
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+    events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert len(events) == 6 and {e["eventType"] for e in events} >= {"START", "COMPLETE"}
+    tables = LineageTables(spark, load_settings([BASE, overlay]).sink)
+    edges = {(r.source_table, r.target_table) for r in tables.read("table_lineage").collect()}
+    assert edges == {("raw.orders", "mart.daily"), ("raw.customers", "tmp.x")}
+    nodes = {r.node for r in tables.read("lineage_nodes").collect()}
+    assert nodes == {n for edge in edges for n in edge}  # the graph stage ran over the edges
+    runs = tables.read("lineage_runs").collect()
+    assert [r.status for r in runs] == ["succeeded"]
+
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f" INFO lineage_udfs.spark.pipeline: extract succeeded (run {runs[0].run_id}): " in last
+    assert (
+        "; graph: " in last and "; openlineage succeeded (full): 6 runs, 6 events emitted" in last
+    )
+    assert "\n" not in last and "Summary(" not in last

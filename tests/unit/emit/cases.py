@@ -41,9 +41,7 @@ CTAS_PARSED = ParsedStatement(
     dialect="snowflake",
 )
 CTAS_EDGES = (
-    ColumnEdge(
-        "analytics.raw.orders", "day", "analytics.mart.daily", "day", "DIRECT", "IDENTITY"
-    ),
+    ColumnEdge("analytics.raw.orders", "day", "analytics.mart.daily", "day", "DIRECT", "IDENTITY"),
     ColumnEdge(
         "analytics.raw.orders", "amount", "analytics.mart.daily", "total", "DIRECT", "AGGREGATION"
     ),

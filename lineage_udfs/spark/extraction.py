@@ -1,0 +1,413 @@
+"""The extraction stages: query logs → parsed statements → lineage Delta tables.
+
+:func:`extract` runs them in order over one :class:`~lineage_udfs.spark.run_context.RunContext`:
+
+1. **read**: the only pass over the SQL text; every row is masked and fingerprinted
+   (``transforms.prepare_rows``) and kept at ``execution.storage_level``;
+2. **prepare**: narrow rows (no SQL text) are deduplicated by query id and one representative
+   row per fingerprint gets its text back;
+3. **parse**: the parse UDF over the fingerprints not parsed yet under this parser version;
+4. **write**: ``queries``, ``parsed_statements``, the edge tables and the quarantine, each with
+   an idempotent MERGE; then the run's ``lineage_runs`` row.
+
+Memory does not grow with the log: shuffles by query id and by fingerprint carry narrow rows,
+and the text joins back for one row per fingerprint. Shuffle partitions are derived from the
+input's size (``execution``), and no join is broadcast from a size estimate
+(``spark.sql.autoBroadcastJoinThreshold`` -1 in conf/base.yaml): only AQE broadcasts, from
+measured sizes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lineage_udfs.core.enums import ErrorKind, ParseStatus
+from lineage_udfs.settings import ROW_OVERHEAD_BYTES, ExecutionSettings, JobSettings
+from lineage_udfs.spark.delta import (
+    DEFINITION_EDGE_KINDS,
+    annotate_edge_kind,
+    current_lineage_rows,
+    dict_to_map,
+    failed_execution,
+    fingerprint_stats,
+    lineage_edges,
+    merge_insert_only,
+    merge_reconcile,
+    merge_upsert,
+    stale_rows,
+)
+from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
+from lineage_udfs.spark.run_context import (
+    RunContext,
+    RunSummary,
+    default_parallelism,
+    session_confs,
+)
+from lineage_udfs.spark.schemas import PARSED_STATEMENTS, QUARANTINE, QUERIES, UDF_RESULT_SCHEMA
+from lineage_udfs.spark.transforms import (
+    DEDUPE_RANK,
+    FINGERPRINT,
+    MASKED_SQL,
+    PARSE_RESULT,
+    QUERY_BYTES,
+    load_failures,
+    narrow_relevant_rows,
+    parse_statements,
+    prepare_rows,
+    representative_rows,
+    with_default_dialect,
+    with_statement_texts,
+)
+from lineage_udfs.spark.udfs import parser_version
+
+logger = logging.getLogger(__name__)
+
+SHUFFLE_PARTITIONS_CONF = "spark.sql.shuffle.partitions"
+MIN_FILE_PARTITIONS_CONF = "spark.sql.files.minPartitionNum"
+CACHE_BATCH_CONF = "spark.sql.inMemoryColumnarStorage.batchSize"
+
+QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus.TIMEOUT))
+"""Parse outcomes that give no lineage at all and are quarantined (plus skipped-as-too-large)."""
+
+
+def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
+    """Extract lineage from the configured query logs into the configured Delta tables.
+
+    Re-running on the same input leaves parsed_statements, queries, table_lineage,
+    column_lineage and quarantine unchanged; lineage_runs gets one row per run.
+
+    Raises:
+        InputError: a source cannot be read or lacks a required column.
+    """
+    ctx = RunContext.start(spark, settings, parser_version(settings.parser.options))
+    confs = {
+        CACHE_BATCH_CONF: str(settings.execution.cache_batch_rows),
+        MIN_FILE_PARTITIONS_CONF: _min_read_partitions(spark, settings.execution),
+    }
+    try:
+        with session_confs(spark, confs):
+            _stages(ctx)
+        ctx.finish("succeeded")
+    except Exception:
+        ctx.finish("failed")
+        raise
+    finally:
+        ctx.release()
+        _record_run(ctx)
+    logger.info("extraction summary\n%s", ctx.summary.describe())
+    return ctx.summary
+
+
+def _stages(ctx: RunContext) -> None:
+    with ctx.stage("setup"):
+        ctx.tables.ensure_all()
+    with ctx.stage("read"):
+        rows = _read(ctx)
+    partitions = ctx.summary.shuffle_partitions
+    shuffle = str(partitions) if partitions else None
+    with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}):
+        with ctx.stage("prepare"):
+            batch = _prepare(ctx, rows)
+        with ctx.stage("parse"):
+            parsed = _parse(ctx, batch)
+        with ctx.stage("write"):
+            _write(ctx, rows, batch, parsed)
+
+
+def _read(ctx: RunContext) -> DataFrame:
+    """Every log row, prepared once (``prepare_rows``) and persisted; fills the read counts and
+    the run's shuffle partition count."""
+    settings, summary = ctx.settings, ctx.summary
+    log = with_default_dialect(
+        read_query_logs(ctx.spark, settings.sources), settings.parser.options.default_dialect
+    )
+    rows = ctx.persist(prepare_rows(log))
+    stats = rows.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),
+        F.sum(QUERY_BYTES).alias("bytes"),
+        # order-independent, overflow-free digest of the input's identities
+        F.sum(F.xxhash64(SOURCE_NAME, "query_id").bitwiseAND(F.lit(0xFFFFFFFF))).alias("input"),
+    ).first()
+    assert stats is not None  # an aggregate without grouping has one row
+    summary.rows_read = int(stats["rows"] or 0)
+    summary.load_quarantined = int(stats["bad"] or 0)
+    summary.input_bytes = int(stats["bytes"] or 0)
+    summary.input_fingerprint = f"{int(stats['input'] or 0):016x}"
+    summary.shuffle_partitions = settings.execution.shuffle_partitions_for(
+        summary.input_bytes + ROW_OVERHEAD_BYTES * summary.rows_read,
+        default_parallelism(ctx.spark) or 1,
+    )
+    return rows
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The run's relevant rows (one per query id), its distinct statements with their texts
+    and their fingerprints."""
+
+    relevant: DataFrame
+    statements: DataFrame
+    statement_count: int
+    fingerprints: DataFrame
+
+
+def _prepare(ctx: RunContext, rows: DataFrame) -> _Batch:
+    """Narrow rows (no SQL text) through the shuffles by query id and by fingerprint, then the
+    text of one row per fingerprint (the representatives are broadcast when small)."""
+    summary = ctx.summary
+    relevant, relevant_with_dups = ctx.keep(narrow_relevant_rows(rows))
+    summary.rows_not_relevant = summary.rows_read - summary.load_quarantined - relevant_with_dups
+    relevant = relevant.where(F.col(DEDUPE_RANK) == 1).drop(DEDUPE_RANK)
+    summary.rows_relevant = relevant.count()
+    summary.duplicate_query_ids = relevant_with_dups - summary.rows_relevant
+    representatives, summary.distinct_statements = ctx.keep(representative_rows(relevant))
+    statements, n_statements = ctx.keep(with_statement_texts(representatives, rows))
+    if n_statements != summary.distinct_statements:
+        raise RuntimeError(
+            f"{summary.distinct_statements} distinct statements but {n_statements} with"
+            " their text: the cached log rows changed under the run"
+        )
+    return _Batch(relevant, statements, n_statements, representatives.select(FINGERPRINT))
+
+
+def _parse(ctx: RunContext, batch: _Batch) -> DataFrame:
+    """Parse the batch's statements not parsed yet under this parser version (all of them when
+    ``parser.incremental`` is off); the results are checkpointed."""
+    settings, summary = ctx.settings, ctx.summary
+    to_parse = batch.statements
+    if settings.parser.incremental:
+        done = (
+            ctx.tables.read("parsed_statements")
+            .where(F.col("parser_version") == summary.parser_version)
+            .select(FINGERPRINT)
+        )
+        to_parse = to_parse.join(done, FINGERPRINT, "left_anti")
+    partitions = settings.parser.partitions or _parse_partitions(ctx.spark, batch.statement_count)
+    parsed, summary.parsed_statements = ctx.keep(
+        parse_statements(to_parse, settings.parser.options, partitions), checkpoint=True
+    )
+    summary.reused_statements = summary.distinct_statements - summary.parsed_statements
+    return parsed
+
+
+def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -> None:
+    """Merge the batch into every lineage table; count the batch's outcomes."""
+    tables, summary, fps = ctx.tables, ctx.summary, batch.fingerprints
+    merge_upsert(tables, "queries", batch.relevant.select(*QUERIES.columns))
+    stats = fingerprint_stats(tables.read("queries").join(fps, FINGERPRINT, "left_semi"))
+    _merge_parsed_statements(ctx, parsed, stats, fps)
+    _merge_lineage(ctx, fps)
+    _merge_quarantine(ctx, rows, fps)
+    counts = tables.read("parsed_statements").join(fps, FINGERPRINT, "left_semi")
+    summary.by_status = _count_by(counts, "status")
+    summary.by_parser = _count_by(counts, "parser")
+    summary.by_error_kind = _count_by(counts.where(F.col("error_kind").isNotNull()), "error_kind")
+
+
+def _parse_partitions(spark: SparkSession, statements: int) -> int:
+    """PARSE_TASKS_PER_CORE x the cores (shuffle partitions where the SparkContext is not
+    reachable), but no more tasks than it takes to give each MIN_STATEMENTS_PER_TASK
+    statements, and never fewer than min(cores, statements): a run of a few dozen statements
+    is not cut into dozens of near-empty tasks, and still uses every core."""
+    cores = default_parallelism(spark)
+    most = (
+        PARSE_TASKS_PER_CORE * cores
+        if cores
+        else int(spark.conf.get(SHUFFLE_PARTITIONS_CONF) or "200")
+    )
+    by_size = -(-statements // MIN_STATEMENTS_PER_TASK)  # ceiling
+    return max(1, min(most, max(by_size, min(cores or most, statements))))
+
+
+PARSE_TASKS_PER_CORE = 8
+"""Parse tasks per core. Parse tasks are all Python work of uneven length (a broken statement
+costs many times a good one, a rare huge one seconds): with few tasks per core, one core
+finishes its last task while another still runs one, idle for up to a task's length. Smaller
+tasks shorten that tail; Arrow batches and the per-worker parser make a task's fixed cost
+small."""
+
+MIN_STATEMENTS_PER_TASK = 32
+"""Fewest statements a parse task is cut to before PARSE_TASKS_PER_CORE applies: below it a
+task's fixed cost (scheduling, the Arrow round trip, result blocks) outweighs its parsing."""
+
+
+def _min_read_partitions(spark: SparkSession, execution: ExecutionSettings) -> str | None:
+    """``spark.sql.files.minPartitionNum`` for the run: ``execution.min_read_partitions``, else
+    READ_TASKS_PER_CORE x the cores; None (leave the session's) where the session sets it or
+    the cores are unknown. Spark cuts a file source into splits of at most total bytes / this
+    (and at most ``spark.sql.files.maxPartitionBytes``), and the read stage (masking and
+    fingerprinting every row) runs one task per split: with the default (the cores), a log of
+    a few large files leaves cores idle while the last split is read alone."""
+    if execution.min_read_partitions:
+        return str(execution.min_read_partitions)
+    if spark.conf.get(MIN_FILE_PARTITIONS_CONF, None):
+        return None
+    cores = default_parallelism(spark)
+    return str(READ_TASKS_PER_CORE * cores) if cores else None
+
+
+READ_TASKS_PER_CORE = 4
+"""Read tasks per core when the session does not say: a core's idle tail at the end of the read
+stage is at most a quarter of its share."""
+
+
+def _written(metrics: dict[str, int]) -> int:
+    return sum(
+        metrics.get(k, 0)
+        for k in ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+    )
+
+
+def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
+    counts = {str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()}
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))  # largest first
+
+
+def _merge_parsed_statements(
+    ctx: RunContext, parsed: DataFrame, stats: DataFrame, batch_fps: DataFrame
+) -> None:
+    """Upsert new parses and refresh usage stats of every fingerprint in the batch."""
+    tables = ctx.tables
+    result_fields = [f for f in UDF_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS.columns]
+    new_rows = parsed.select(
+        FINGERPRINT,
+        "dialect",
+        MASKED_SQL,
+        *[F.col(f"{PARSE_RESULT}.{f}").alias(f) for f in result_fields],
+        F.lit(ctx.summary.parser_version).alias("parser_version"),
+    )
+    existing = (
+        tables.read("parsed_statements")
+        .join(batch_fps, FINGERPRINT, "left_semi")
+        .join(new_rows.select(FINGERPRINT), FINGERPRINT, "left_anti")
+        .drop("first_seen", "last_seen", "occurrences")
+    )
+    rows = new_rows.unionByName(existing).join(stats, FINGERPRINT, "inner")
+    merge_upsert(tables, "parsed_statements", rows)
+
+
+def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
+    """Recompute the edges of the touched fingerprints and objects; reconcile both edge tables.
+
+    Unless ``include_failed``, rows of failed or aborted executions give no edge: a statement
+    whose every execution failed has none, and a failed redefinition leaves the view's current
+    definition in place."""
+    tables, summary = ctx.tables, ctx.summary
+    include_failed = ctx.settings.lineage.include_failed_executions
+    parsed_all = tables.read("parsed_statements")
+    queries = tables.read("queries")
+    if not include_failed:
+        queries = queries.where(~failed_execution(F.col("status")))
+    annotated = annotate_edge_kind(queries, parsed_all)
+    batch_rows = annotated.join(batch_fps, FINGERPRINT, "left_semi")
+    objects = (
+        batch_rows.where(F.col("edge_kind").isin(*DEFINITION_EDGE_KINDS))
+        .select("edge_kind", "object_name")
+        .distinct()
+    )
+    object_rows = annotated.join(objects, ["edge_kind", "object_name"], "left_semi")
+    scope_rows = batch_rows.unionByName(object_rows).dropDuplicates(["query_id"])
+    current = current_lineage_rows(scope_rows)
+    for table, column_level in (("table_lineage", False), ("column_lineage", True)):
+        desired, n_desired = ctx.keep(
+            lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
+        )
+        existing = tables.read(table)
+        in_scope = (
+            existing.join(batch_fps, FINGERPRINT, "left_semi")
+            .unionByName(existing.join(objects, ["edge_kind", "object_name"], "left_semi"))
+            .distinct()
+        )
+        stale, n_stale = ctx.keep(stale_rows(in_scope, desired, table), checkpoint=True)
+        written = 0
+        if n_desired or n_stale:
+            written = _written(merge_reconcile(tables, table, desired, stale))
+        if column_level:
+            summary.column_edges_in_scope, summary.column_edges_written = n_desired, written
+        else:
+            summary.table_edges_in_scope, summary.table_edges_written = n_desired, written
+
+
+def _merge_quarantine(ctx: RunContext, rows: DataFrame, batch_fps: DataFrame) -> None:
+    """Insert load failures and parse failures not yet quarantined (deterministic ids).
+
+    Parse failures are read back from ``parsed_statements`` for the batch's fingerprints (not
+    from this run's UDF output), so a run that stopped after parsing is completed by the next.
+    """
+    tables, summary = ctx.tables, ctx.summary
+    load = load_failures(rows).withColumn(
+        "quarantine_id",
+        F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
+    )
+    status = F.col("status")
+    failed = (
+        tables.read("parsed_statements")
+        .join(batch_fps, FINGERPRINT, "left_semi")
+        .where(
+            status.isin(*QUARANTINE_STATUSES)
+            | (
+                (status == str(ParseStatus.SKIPPED))
+                & (F.col("error_kind") == str(ErrorKind.TOO_LARGE))
+            )
+        )
+    )
+    parse = failed.select(
+        F.sha2(F.concat_ws("\x1f", F.lit("parse"), F.col(FINGERPRINT)), 256).alias("quarantine_id"),
+        F.lit("parse").alias("stage"),
+        F.concat_ws(
+            ": ",
+            F.concat(F.lit("parse "), status),
+            F.coalesce(F.col("error"), F.lit("no lineage")),
+        ).alias("reason"),
+        "error_kind",
+        F.lit(None).cast("string").alias("query_id"),
+        FINGERPRINT,
+        F.lit(None).cast("string").alias("source_file"),
+        F.col("masked_sql").alias("masked_record"),
+        "first_seen",
+        "last_seen",
+    )
+    rows = (
+        load.unionByName(parse)
+        .withColumn("run_id", F.lit(summary.run_id))
+        .dropDuplicates(["quarantine_id"])
+        .select(*QUARANTINE.columns)
+    )
+    metrics = merge_insert_only(tables, "quarantine", rows)
+    summary.quarantined_new = metrics.get("numTargetRowsInserted", 0)
+
+
+def _record_run(ctx: RunContext) -> None:
+    """Append this run's row to lineage_runs (best effort when the run itself failed)."""
+    tables, summary = ctx.tables, ctx.summary
+    try:
+        tables.ensure("lineage_runs")
+        row = ctx.spark.range(1).select(
+            F.lit(summary.run_id).alias("run_id"),
+            F.lit(summary.started_at).cast("timestamp").alias("started_at"),
+            F.current_timestamp().alias("ended_at"),
+            F.lit(ctx.settings.model_dump_json()).alias("config_json"),
+            F.lit(summary.input_fingerprint).alias("input_fingerprint"),
+            F.lit(summary.rows_read).cast("long").alias("rows_read"),
+            F.lit(summary.rows_not_relevant).cast("long").alias("rows_not_relevant"),
+            F.lit(summary.rows_relevant).cast("long").alias("rows_relevant"),
+            F.lit(summary.distinct_statements).cast("long").alias("distinct_statements"),
+            F.lit(summary.parsed_statements).cast("long").alias("parsed_statements"),
+            dict_to_map(summary.by_status).cast("map<string,bigint>").alias("by_status"),
+            dict_to_map(summary.by_parser).cast("map<string,bigint>").alias("by_parser"),
+            F.lit(summary.table_edges_written).cast("long").alias("table_edges"),
+            F.lit(summary.column_edges_written).cast("long").alias("column_edges"),
+            F.lit(summary.quarantined_new).cast("long").alias("quarantined"),
+            dict_to_map(summary.stage_seconds).cast("map<string,double>").alias("stage_seconds"),
+            F.lit(summary.status).alias("status"),
+        )
+        tables.append("lineage_runs", row)
+    except Exception:
+        if summary.status == "succeeded":
+            raise
+        logger.exception("could not record the failed run %s in lineage_runs", summary.run_id)

@@ -1,0 +1,256 @@
+"""The jobs as functions: settings → session → stages → one summary line.
+
+Each script under ``jobs/`` parses its arguments and calls :func:`run_job` with one of the job
+functions here, so the four jobs start alike (``conf/base.yaml`` plus the ``--config``
+overlays, ``conf/local.yaml`` when none is given), check the session's JVM libraries alike and
+end alike: exit code 0 with one summary line, 1 with one error line when the job fails, 2 when
+the settings are invalid.
+
+- :func:`extract_job`: read → parse → write (:mod:`~lineage_udfs.spark.extraction`), then the
+  graph stage and the OpenLineage emission when the settings enable them; each stage reads what
+  the previous one committed to Delta.
+- :func:`graph_job`: the graph stage alone.
+- :func:`emit_job`: the OpenLineage emission alone (or only the spool's replay).
+- :func:`query_job`: SQL over the lineage tables by their plain names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+
+from lineage_udfs.core.errors import ConfigError, LineageError
+from lineage_udfs.emit.config import openlineage_secrets
+from lineage_udfs.emit.spool import ReplaySummary
+from lineage_udfs.logging_setup import configure_logging
+from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.graph_stage import GraphSummary, run_graph_stage
+from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage, replay_spool
+from lineage_udfs.spark.run_context import RunSummary
+from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.session import (
+    DELTA,
+    GRAPHFRAMES,
+    JvmLibrary,
+    build_spark_session,
+    require_libraries,
+)
+
+logger = logging.getLogger(__name__)
+
+BASE_CONFIG = "base.yaml"
+DEFAULT_OVERLAY = "local.yaml"
+
+
+def job_arguments(description: str) -> argparse.ArgumentParser:
+    """An argument parser with the ``--config`` option every job takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--config",
+        action="append",
+        type=Path,
+        default=None,
+        help="overlay YAML on conf/base.yaml (repeatable, applied in order; "
+        "default: conf/local.yaml)",
+    )
+    return parser
+
+
+def job_settings(conf_dir: Path, overlays: Sequence[Path] | None) -> JobSettings:
+    """``conf_dir/base.yaml`` deep-merged with ``overlays`` (default ``conf_dir/local.yaml``)."""
+    return load_settings([conf_dir / BASE_CONFIG, *(overlays or [conf_dir / DEFAULT_OVERLAY])])
+
+
+def run_job(
+    name: str,
+    conf_dir: Path,
+    overlays: Sequence[Path] | None,
+    job: Callable[[JobSettings], str],
+) -> int:
+    """Load the settings, configure logging, run ``job`` and log its summary line.
+
+    Returns:
+        The exit code: 0, 1 when the job raised a ``LineageError`` (logged as one line), 2 when
+        the settings are invalid.
+    """
+    try:
+        settings = job_settings(conf_dir, overlays)
+    except ConfigError as exc:
+        configure_logging()
+        logger.error("%s: %s", name, exc)
+        return 2
+    configure_logging(settings.logging)
+    try:
+        line = job(settings)
+    except LineageError as exc:
+        logger.error("%s failed: %s", name, exc)
+        return 1
+    logger.info("%s", line)
+    return 0
+
+
+def start_session(settings: JobSettings, libraries: Sequence[JvmLibrary]) -> SparkSession:
+    """The session of ``settings.spark``, checked to load the classes of ``libraries``."""
+    spark = build_spark_session(settings.spark)
+    require_libraries(spark, settings.spark, libraries)
+    return spark
+
+
+def _graph_libraries(settings: JobSettings) -> list[JvmLibrary]:
+    """Delta, and GraphFrames when the graph stage runs and the packages name it."""
+    uses_graphframes = any(
+        p.startswith(GRAPHFRAMES.coordinates_prefixes) for p in settings.spark.packages
+    )
+    return [DELTA, GRAPHFRAMES] if uses_graphframes else [DELTA]
+
+
+# --- summary lines -----------------------------------------------------------------------------
+
+
+def graph_line(summary: GraphSummary) -> str:
+    """One line for a graph run."""
+    rows = sum(summary.rows_written.values())
+    return (
+        f"graph: {summary.components} components ({summary.components_recomputed} recomputed),"
+        f" {rows} rows written, {summary.seconds:.1f} s"
+    )
+
+
+def emit_line(summary: EmitSummary) -> str:
+    """One line for an OpenLineage emission."""
+    c = summary.counts
+    return (
+        f"openlineage {summary.status} ({summary.scope}): {c.rows} runs, {c.emitted} events"
+        f" emitted, {c.spooled} spooled, {c.failed + c.overflowed} lost,"
+        f" {summary.replay.delivered} replayed, {summary.spool_pending} pending"
+    )
+
+
+def replay_line(summary: ReplaySummary) -> str:
+    """One line for a replay of the spool alone."""
+    stopped = ", stopped at an undeliverable event" if summary.failed else ""
+    return (
+        f"openlineage replay: {summary.delivered} events delivered,"
+        f" {summary.pending} pending{stopped}"
+    )
+
+
+# --- the jobs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExtractOutcome:
+    """What the extract job did: the extraction, then the graph stage and the emission when
+    they ran."""
+
+    run: RunSummary
+    graph: GraphSummary | None = None
+    emit: EmitSummary | None = None
+
+    def line(self) -> str:
+        """One line for the whole job."""
+        parts = [self.run.line()]
+        if self.graph is not None:
+            parts.append(graph_line(self.graph))
+        if self.emit is not None:
+            parts.append(emit_line(self.emit))
+        return "; ".join(parts)
+
+
+def run_extract(
+    spark: SparkSession, settings: JobSettings, environ: Mapping[str, str] = os.environ
+) -> ExtractOutcome:
+    """Extraction, then the graph stage and the emission where the settings enable them."""
+    run = extract(spark, settings)
+    graph = None
+    if settings.graph.enabled:
+        graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)
+    emitted = None
+    if settings.openlineage.enabled:
+        secrets = openlineage_secrets(settings.openlineage, environ)
+        emitted = emit_openlineage(spark, settings, secrets)
+    return ExtractOutcome(run, graph, emitted)
+
+
+def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool) -> GraphSummary:
+    """Recompute the graph analytics tables from the edge tables."""
+    return run_graph_stage(
+        LineageTables(spark, settings.sink),
+        settings.graph,
+        full_refresh=full_refresh or settings.graph.full_refresh,
+    )
+
+
+def extract_job(settings: JobSettings) -> str:
+    """The extract job: :func:`run_extract` in a checked session."""
+    libraries = _graph_libraries(settings) if settings.graph.enabled else [DELTA]
+    return run_extract(start_session(settings, libraries), settings).line()
+
+
+def graph_job(settings: JobSettings, *, full_refresh: bool = False) -> str:
+    """The graph job: :func:`run_graph` in a checked session."""
+    spark = start_session(settings, _graph_libraries(settings))
+    return graph_line(run_graph(spark, settings, full_refresh=full_refresh))
+
+
+def emit_job(
+    settings: JobSettings,
+    *,
+    replay_only: bool = False,
+    emit_all: bool = False,
+    environ: Mapping[str, str] = os.environ,
+) -> str:
+    """The emit job: emit what changed since the last emission (everything with ``emit_all``),
+    or only replay the spool (no Spark). Secrets are read from ``environ``.
+
+    Raises:
+        ConfigError: ``openlineage.transport`` is not configured.
+    """
+    ol = settings.openlineage
+    if ol.transport is None:
+        raise ConfigError("openlineage.transport is not configured")
+    secrets = openlineage_secrets(ol, environ)
+    if replay_only:
+        return replay_line(replay_spool(ol, secrets))
+    if emit_all:
+        settings = settings.model_copy(
+            update={"openlineage": ol.model_copy(update={"scope": "all"})}
+        )
+    spark = start_session(settings, [DELTA])
+    return emit_line(emit_openlineage(spark, settings, secrets))
+
+
+def register_tables(spark: SparkSession, settings: JobSettings) -> list[str]:
+    """Register every lineage table that exists as a temporary view of its plain name; returns
+    the names registered (a table not written yet is not)."""
+    tables = LineageTables(spark, settings.sink)
+    registered = []
+    for name in TABLES:
+        catalog_name, path = tables.location(name)
+        exists = (
+            spark.catalog.tableExists(catalog_name)
+            if catalog_name
+            else DeltaTable.isDeltaTable(spark, str(path))
+        )
+        if exists:
+            tables.read(name).createOrReplaceTempView(name)
+            registered.append(name)
+    return registered
+
+
+def query_job(settings: JobSettings, sql: str, *, limit: int = 100) -> str:
+    """The query job: show the result of ``sql`` over the lineage tables' views."""
+    spark = start_session(settings, [DELTA])
+    registered = register_tables(spark, settings)
+    result = spark.sql(sql)
+    result.show(limit, truncate=False)
+    return f"query: {len(registered)} lineage tables registered as views, up to {limit} rows shown"

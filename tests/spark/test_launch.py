@@ -1,0 +1,85 @@
+"""The jobs check the session's JVM libraries right after it starts: a launch without the Delta
+jar ends with one clear line (the coordinates and both fixes), not a Py4J error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from pyspark.sql import SparkSession
+
+from lineage_udfs.settings import SparkSettings
+from lineage_udfs.spark.session import (
+    DELTA,
+    JvmLibrary,
+    LaunchError,
+    missing_libraries,
+    require_libraries,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
+DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
+NOWHERE = JvmLibrary("Nowhere", "org.example.nowhere.Missing", ("org.example:",))
+
+
+def test_a_loadable_class_is_found_and_a_missing_one_named(spark: SparkSession) -> None:
+    assert missing_libraries(spark, [DELTA]) == []
+    assert missing_libraries(spark, [DELTA, NOWHERE]) == [NOWHERE]
+
+
+def test_the_launch_error_names_the_classes_the_coordinates_and_both_fixes(
+    spark: SparkSession,
+) -> None:
+    settings = SparkSettings(packages=[DELTA_PACKAGE, "org.example:nowhere_2.13:1.0"])
+    require_libraries(spark, settings, [DELTA])  # present: no error
+    with pytest.raises(LaunchError) as info:
+        require_libraries(spark, settings, [DELTA, NOWHERE])
+    assert str(info.value) == (
+        "Nowhere (org.example.nowhere.Missing) not on the Spark classpath: start with "
+        "SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
+        "org.example:nowhere_2.13:1.0"
+    )
+
+
+@pytest.mark.slow
+def test_spark_submit_without_the_conf_dir_ends_with_one_clear_line(tmp_path: Path) -> None:
+    """``spark-submit jobs/extract.py`` as a user would type it, without SPARK_CONF_DIR: the
+    Delta jar is not resolved, and the job says so before touching any table."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        yaml.safe_dump(
+            {
+                "sink": {"base_path": str(tmp_path / "lineage")},
+                "graph": {"enabled": False},
+                "spark": {"confs": {"spark.ui.enabled": "false"}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}
+    env |= {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run(
+        [str(SPARK_SUBMIT), "jobs/extract.py", "--config", str(overlay)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    errors = [line for line in output.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, output
+    assert errors[0].endswith(
+        "extract failed: Delta Lake (io.delta.tables.DeltaTable) not on the Spark classpath: "
+        "start with SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
+        f"{DELTA_PACKAGE}"
+    )
+    assert "JavaPackage" not in output and "Traceback" not in output
+    assert not (tmp_path / "lineage").exists()  # no table was touched
