@@ -37,7 +37,7 @@ test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's
 test-fast: venv  ## no Spark
 	$(PY) -m pytest -m "not spark"
 
-lint: venv  ## ruff, the import contracts, mypy over the parser core
+lint: venv  ## ruff, the import contracts (layers: core < emit < settings < spark), mypy over lineage_udfs and jobs
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports

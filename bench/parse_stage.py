@@ -56,7 +56,7 @@ def _run_sink(parsed: DataFrame, sink: str) -> float | None:
     if sink == "sum":
         ms = parsed.agg(F.sum(F.col("parse_result.parse_ms"))).first()
         return float(ms[0]) / 1000 if ms and ms[0] is not None else 0.0
-    stored = (  # "checkpoint": as the job's parse stage stores them (extract._materialize)
+    stored = (  # "checkpoint": as the job's parse stage stores them (RunContext.keep)
         parsed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
         if sink == "checkpoint"
         else parsed.persist(StorageLevel.DISK_ONLY)

@@ -170,17 +170,22 @@ def test_the_extract_job_runs_extraction_graph_and_emission(
     _write_log(tmp_path / "logs", "day1.jsonl", DAY1)
     overlay = _overlay(tmp_path, graph=True)
     main = runpy.run_path(str(ROOT / "jobs" / "extract.py"))["main"]
-    confs = load_settings([BASE, overlay]).spark.confs  # the job sets them on this session
+    # getOrCreate hands the job this session and sets the job's runtime confs on it: put the
+    # ones it changed back as they were
+    session_conf = spark._jsparkSession.sessionState().conf()
+    confs = load_settings([BASE, overlay]).spark.confs
     saved = {key: spark.conf.get(key, None) for key in confs}
     try:
         assert main(["--config", str(overlay)]) == 0
     finally:
         logging.getLogger().handlers.clear()  # the job configured the root logger
         for key, value in saved.items():
+            if spark.conf.get(key, None) == value:
+                continue
             if value is None:
-                spark.conf.unset(key)
+                session_conf.unsetConf(key)
             else:
-                spark.conf.set(key, value)
+                session_conf.setConfString(key, value)
 
     events = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert len(events) == 6 and {e["eventType"] for e in events} >= {"START", "COMPLETE"}
