@@ -200,6 +200,6 @@ def test_the_extract_job_runs_extraction_graph_and_emission(
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert f" INFO lineage_udfs.spark.pipeline: extract succeeded (run {runs[0].run_id}): " in last
     assert (
-        "; graph: " in last and "; openlineage succeeded (full): 6 runs, 6 events emitted" in last
+        "; graph: " in last and "; openlineage succeeded (full): 3 runs, 6 events emitted" in last
     )
     assert "\n" not in last and "Summary(" not in last
