@@ -348,7 +348,9 @@ class Engine:
             self._sql(f"DROP TABLE IF EXISTS {name}")
         self.tables.pop(name, None)
 
-    def create(self, name: str, schema: dict[str, str], delta: bool) -> None:
+    def create(
+        self, name: str, schema: dict[str, str], delta: bool, partitions: Sequence[str] = ()
+    ) -> None:
         known = self.tables.get(name)
         same = known is not None and known[0] == schema and (known[1] or not delta)
         if same and self._exists(name):
@@ -356,7 +358,9 @@ class Engine:
         self.drop(name)
         self._ensure_db(name.split(".")[0])
         cols = ", ".join(f"`{c}` {_spark_type(t)}" for c, t in schema.items())
-        self._sql(f"CREATE TABLE {name} ({cols}) USING {'delta' if delta else 'parquet'}")
+        parts = [p for p in partitions if p in schema]
+        by = f" PARTITIONED BY ({', '.join(f'`{p}`' for p in parts)})" if parts else ""
+        self._sql(f"CREATE TABLE {name} ({cols}) USING {'delta' if delta else 'parquet'}{by}")
         self.tables[name] = (dict(schema), delta)
 
     def schema_of_query(self, sql: str) -> dict[str, str]:
@@ -419,6 +423,24 @@ class Engine:
         lineage, facet = engine_lineage(events, stmt.default_db, str(self.warehouse))
         return EngineRun(True, lineage, events=len(events), facet=facet, catalog=catalog)
 
+    def _execute(self, piece: str) -> None:
+        """Run one statement. Text that Spark's default parser rejects at a double-quoted name
+        (``AS "_col_0"``, as ANSI SQL writes identifiers) is run once more in Spark's ANSI mode
+        with double-quoted identifiers; the text itself is never rewritten."""
+        try:
+            self.spark.sql(piece).collect()
+        except Exception as err:
+            if "PARSE_SYNTAX_ERROR" not in str(err) or '"' not in piece:
+                raise
+            conf = self.spark.conf
+            conf.set("spark.sql.ansi.enabled", "true")
+            conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+            try:
+                self.spark.sql(piece).collect()
+            finally:
+                conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "false")
+                conf.set("spark.sql.ansi.enabled", "false")
+
     def _prepare(self, stmt: Statement) -> Catalog:
         """Create what the statement reads and writes into; return the schemas as created."""
         schemas = {qualify(t, stmt.default_db): c for t, c in stmt.schemas.items()}
@@ -431,9 +453,13 @@ class Engine:
                 if full in schemas and full not in created:
                     self.create(full, schemas[full], full in stmt.delta)
                     created[full] = schemas[full]
+                elif full not in created and not self._exists(full) and "." in name:
+                    raise LookupError(f"no schema for {full}")
             if shape.target is None:
                 continue
             full = qualify(shape.target, stmt.default_db)
+            if not shape.temp:
+                self._ensure_db(full.split(".")[0])
             if shape.creates:
                 if shape.temp:
                     self.spark.catalog.dropTempView(shape.target.split(".")[-1])
@@ -449,7 +475,8 @@ class Engine:
                 continue
             schema = schemas.get(full) or self._infer_target(piece, shape, stmt, created)
             if schema:
-                self.create(full, schema, shape.dml or full in stmt.delta)
+                parts = _static_partitions(shape.tree)
+                self.create(full, schema, shape.dml or full in stmt.delta, parts)
                 created[full] = schema
         return created
 
@@ -515,6 +542,21 @@ class Engine:
             for c in source_types:
                 add(c)
         return {c: source_types.get(c, "string") for c in cols}
+
+
+def _static_partitions(tree: exp.Expression | None) -> list[str]:
+    """Columns an INSERT names in ``PARTITION (...)``: the table must be partitioned by them."""
+    if not isinstance(tree, exp.Insert) or tree.this is None:
+        return []
+    part = tree.this.find(exp.Partition)
+    if part is None:
+        return []
+    out = []
+    for e in part.expressions:
+        col = e.this if isinstance(e, exp.EQ) else e
+        if isinstance(col, (exp.Column, exp.Identifier)):
+            out.append(col.name.lower())
+    return out
 
 
 def _spark_type(t: str) -> str:
@@ -754,6 +796,52 @@ RULES: dict[str, tuple[str, str]] = {
         "column lineage through a cached table (CACHE TABLE ... AS) is cut at the "
         "InMemoryRelation (OpenLineage#1628)",
     ),
+    "merge_subquery_source": (
+        "b",
+        "MERGE ... USING (subquery): the engine's facet has column lineage from the subquery's "
+        "table but names no input dataset for it (the MERGE input builder takes the USING "
+        "relation only when it is a table)",
+    ),
+    "window_over_aggregate": (
+        "b",
+        "RANK() / ROW_NUMBER() OVER (ORDER BY an aggregate): the engine composes the "
+        "aggregate's DIRECT edge with the window ordering and reports the ordered column as "
+        "DIRECT/AGGREGATION of the rank; the rank carries no value of it (an ordering key is "
+        "INDIRECT/WINDOW in the OpenLineage spec, as the engine itself reports for a plain "
+        "column)",
+    ),
+    "grouping_sets": (
+        "b",
+        "GROUP BY ROLLUP / CUBE / GROUPING SETS: Spark plans an Expand node and the engine's "
+        "facet loses the grouping columns behind it",
+    ),
+    "read_only_query": (
+        "b",
+        "a plain SELECT: openlineage-spark 1.53.0 emits no event with datasets for a query "
+        "that writes nothing (OpenLineage#2764); the parser reports the tables read",
+    ),
+    "drop_target": (
+        "c",
+        "DROP TABLE: the parser names the dropped table a target "
+        "(destructive_statements_as_targets=true); the engine emits no dataset",
+    ),
+    "write_without_inputs": (
+        "b",
+        "the engine emitted the output dataset but neither input datasets nor a columnLineage "
+        "facet (seen on a 358-column INSERT over three joined tables); the event carries no "
+        "error facet, so the facet builder gave up silently",
+    ),
+    "noop_cast": (
+        "a",
+        "CAST of a column to the type it already has: Spark's analyser drops the cast and the "
+        "engine reports IDENTITY; the parser calls every CAST a TRANSFORMATION although it "
+        "knows the column's type from the catalog",
+    ),
+    "aggregate_over_union": (
+        "b",
+        "an aggregate over a UNION ALL branch column (SUM(x) FROM (... UNION ALL ...)): the "
+        "engine reports IDENTITY and loses the aggregation at the Union node",
+    ),
     "merge_clause_gap": (
         "b",
         "a MERGE clause's assignments missing from the engine's facet while the statement "
@@ -776,16 +864,10 @@ def _subquery_tables(sql: str, dialect: str) -> set[str]:
             name = _table_name(t).lower()
             node, nested = t.parent, False
             while node is not None:
-                if (
+                if isinstance(node, (exp.In, exp.Exists)) or (
                     isinstance(node, exp.Subquery)
-                    and isinstance(
-                        node.parent, (exp.In, exp.Exists, exp.Predicate, exp.Select, exp.Binary)
-                    )
-                    and not isinstance(node.parent, (exp.From, exp.Join))
+                    and not isinstance(node.parent, (exp.From, exp.Join, exp.Union, exp.CTE))
                 ):
-                    nested = True
-                    break
-                if isinstance(node, (exp.In, exp.Exists)):
                     nested = True
                     break
                 node = node.parent
@@ -829,6 +911,17 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
         items.append(
             {"what": "direct", "item": list(e), "side": "parser only", "subtype": p_direct[e]}
         )
+    for e in sorted(set(e_direct) & set(p_direct)):
+        es, ps = _subtype({e_direct[e]}), _subtype({p_direct[e]})
+        if es != ps:
+            items.append(
+                {
+                    "what": "subtype",
+                    "item": list(e),
+                    "side": "both",
+                    "subtype": f"engine {e_direct[e]} / parser {p_direct[e]}",
+                }
+            )
     if not items:
         return items
     e_indirect = {tuple(x) for x in eng["indirect"]}
@@ -842,12 +935,34 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
     has_cache = "CACHE" in upper
     short_lived = _created_and_dropped(o.sql, "spark")
     in_subquery = _subquery_tables(o.sql, "spark")
+    p_indirect = {tuple(x) for x in par["indirect"]}
+    merge_using_subquery = bool(re.search(r"\bUSING\s*\(", upper))
+    grouping_sets = bool(re.search(r"\b(ROLLUP|CUBE|GROUPING\s+SETS)\b", upper))
+    short_targets = {t for t in eng["targets"] if t.split(".")[-1] in short_lived}
+    via_short = {(e[2], e[3]) for e in e_direct if e[0] in short_targets}
+    silent_write = bool(eng["targets"]) and not eng["sources"] and not o.facet
     for it in items:
         rule = None
         names = [it["item"]] if isinstance(it["item"], str) else [it["item"][0], it["item"][2]]
-        if no_dataset and it["side"] == "parser only":
+        edge = it["item"] if it["what"] in ("direct", "subtype") else None
+        parser_only = it["side"] == "parser only"
+        if it["what"] == "subtype":
+            e_sub, p_sub = e_direct[tuple(edge)], p_direct[tuple(edge)]
+            if e_sub == "IDENTITY" and p_sub == "TRANSFORMATION" and "CAST(" in upper:
+                rule = "noop_cast"
+            elif e_sub == "IDENTITY" and p_sub == "AGGREGATION" and "UNION" in upper:
+                rule = "aggregate_over_union"
+        elif no_dataset and parser_only:
             rule = "no_dataset"
-        elif any(n.split(".")[-1] in short_lived for n in names):
+        elif o.kind == "SELECT" and parser_only and not eng["sources"]:
+            rule = "read_only_query"
+        elif o.kind == "OTHER" and it["what"] == "target" and parser_only and "DROP" in upper:
+            rule = "drop_target"
+        elif silent_write and parser_only:
+            rule = "write_without_inputs"
+        elif any(n.split(".")[-1] in short_lived for n in names) or (
+            edge and parser_only and (edge[2], edge[3]) in via_short
+        ):
             rule = "script_intermediate"
         elif (
             has_merge
@@ -856,35 +971,26 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
             and it["item"] in eng["targets"]
         ):
             rule = "dml_target_read"
-        elif (
-            has_merge
-            and it["what"] == "direct"
-            and it["side"] == "engine only"
-            and it["item"][0] == it["item"][2]
-            and it["item"][1] == it["item"][3]
-        ):
+        elif has_merge and edge and not parser_only and edge[0] == edge[2] and edge[1] == edge[3]:
             rule = "dml_self_edge"
-        elif (
-            it["what"] == "direct"
-            and it["side"] == "parser only"
-            and (it["item"][0], it["item"][1], it["item"][2], "CONDITIONAL") in e_indirect
-        ):
+        elif edge and parser_only and (edge[0], edge[1], edge[2], "CONDITIONAL") in e_indirect:
             rule = "constant_conditional"
         elif (
-            it["what"] == "source"
-            and it["side"] == "parser only"
-            and (it["item"].split(".")[-1] in in_subquery)
+            edge
+            and not parser_only
+            and it.get("subtype") == "AGGREGATION"
+            and (edge[0], edge[1], edge[2], "WINDOW") in p_indirect
         ):
+            rule = "window_over_aggregate"
+        elif parser_only and any(n.split(".")[-1] in in_subquery for n in names[:1]):
             rule = "subquery_source"
-        elif has_cache and it["what"] == "direct" and it["side"] == "parser only":
+        elif has_merge and merge_using_subquery and it["what"] == "source" and parser_only:
+            rule = "merge_subquery_source"
+        elif grouping_sets and edge and parser_only:
+            rule = "grouping_sets"
+        elif has_cache and edge and parser_only:
             rule = "cached_relation"
-        elif (
-            has_merge
-            and it["what"] == "direct"
-            and it["side"] == "parser only"
-            and upper.count("WHEN MATCHED") + upper.count("WHEN NOT MATCHED") >= 1
-            and " AND " in upper.split("WHEN", 1)[-1]
-        ):
+        elif has_merge and edge and parser_only and " AND " in upper.split("WHEN", 1)[-1]:
             rule = "merge_clause_gap"
         it["rule"] = rule
         it["class"] = RULES[rule][0] if rule else None
