@@ -720,18 +720,46 @@ def _f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 
 
 def summarise(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
-    """Figures per statement kind and overall, over statements the engine ran."""
+    """Figures per statement kind and overall, over statements the engine ran.
+
+    Besides the raw figures, the *gaps excluded* ones leave out the disagreement items that a
+    rule classifies as an engine facet gap (b), and only those: a statement then counts as an
+    exact table match when all its table items are class (b), and the DIRECT counts drop those
+    edges. Convention differences (c), parser errors (a) and unclassified items still count."""
     groups: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
         groups[o.kind].append(o)
         groups["ALL"].append(o)
+    explained: dict[str, list[dict[str, Any]]] = {
+        o.id: [i for i in disagreements(o) if i["class"] == "b"] for o in outcomes if o.engine_ok
+    }
     out: dict[str, dict[str, Any]] = {}
     for kind, items in sorted(groups.items(), key=lambda kv: (kv[0] == "ALL", kv[0])):
         ran = [o for o in items if o.engine_ok]
         dt = sum(o.direct_tp for o in ran)
-        dp, dr, df = _f1(dt, sum(o.direct_fp for o in ran), sum(o.direct_fn for o in ran))
+        dfp, dfn = sum(o.direct_fp for o in ran), sum(o.direct_fn for o in ran)
+        dp, dr, df = _f1(dt, dfp, dfn)
         it = sum(o.indirect_tp for o in ran)
         ip, ir, inf = _f1(it, sum(o.indirect_fp for o in ran), sum(o.indirect_fn for o in ran))
+        x_fp = sum(
+            1
+            for o in ran
+            for i in explained[o.id]
+            if i["what"] == "direct" and i["side"] == "parser only"
+        )
+        x_fn = sum(
+            1
+            for o in ran
+            for i in explained[o.id]
+            if i["what"] == "direct" and i["side"] == "engine only"
+        )
+        _, _, adj_f1 = _f1(dt, dfp - x_fp, dfn - x_fn)
+        adj_exact = sum(
+            1
+            for o in ran
+            if o.table_exact
+            or all(i["class"] == "b" for i in disagreements(o) if i["what"] in ("source", "target"))
+        )
         out[kind] = {
             "statements": len(items),
             "ran": len(ran),
@@ -740,11 +768,13 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
             "direct_p": dp,
             "direct_r": dr,
             "direct_f1": df,
-            "direct_edges_engine": dt + sum(o.direct_fn for o in ran),
+            "direct_edges_engine": dt + dfn,
             "subtype_agree": sum(o.subtype_same for o in ran) / dt if dt else None,
             "indirect_p": ip,
             "indirect_r": ir,
             "indirect_f1": inf,
+            "table_exact_no_gaps": adj_exact / len(ran) if ran else None,
+            "direct_f1_no_gaps": adj_f1,
         }
     return out
 
@@ -866,7 +896,9 @@ def _subquery_tables(sql: str, dialect: str) -> set[str]:
             while node is not None:
                 if isinstance(node, (exp.In, exp.Exists)) or (
                     isinstance(node, exp.Subquery)
-                    and not isinstance(node.parent, (exp.From, exp.Join, exp.Union, exp.CTE))
+                    and not isinstance(
+                        node.parent, (exp.From, exp.Join, exp.Union, exp.CTE, exp.Merge)
+                    )
                 ):
                     nested = True
                     break
@@ -997,6 +1029,31 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
     return items
 
 
+def _targets_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
+    """Table exact >= 0.97 and DIRECT F1 >= 0.95 over the statements the engine ran, raw and
+    with the engine's facet gaps (class b) excluded."""
+    a = summary.get("ALL")
+    if not a or not a["ran"]:
+        return ["No statement ran."]
+
+    def mark(x: float | None, goal: float) -> str:
+        return "-" if x is None else f"{x:.3f} ({'met' if x >= goal else 'not met'})"
+
+    return [
+        "| figure (all kinds) | target | raw | engine gaps (b) excluded |",
+        "|---|---:|---:|---:|",
+        f"| table exact match | 0.97 | {mark(a['table_exact'], 0.97)} | "
+        f"{mark(a['table_exact_no_gaps'], 0.97)} |",
+        f"| DIRECT edge F1 | 0.95 | {mark(a['direct_f1'], 0.95)} | "
+        f"{mark(a['direct_f1_no_gaps'], 0.95)} |",
+        "",
+        "The raw figures count every difference, including the statement kinds for which the "
+        "listener emits no dataset at all. The second column drops only the items that a rule "
+        "attributes to a gap in the engine's facet (class b). Convention differences (c) and "
+        "parser errors (a) still count.",
+    ]
+
+
 def write_report(
     path: Path,
     outcomes: Sequence[Outcome],
@@ -1021,6 +1078,10 @@ def write_report(
         "(source table.column -> target table.column); *subtype agree* is the share of "
         "matched DIRECT edges with the same subtype. INDIRECT items are (source table.column, "
         "target table, subtype), since the engine gives dataset-wide INDIRECT dependencies.",
+        "",
+        "## Where the parser stands against the targets",
+        "",
+        *_targets_lines(summary),
         "",
         "## Disagreement rules",
         "",
@@ -1204,15 +1265,17 @@ def format_summary(
         f"wall time: {seconds:.0f} s",
         "",
         "| kind | statements | ran | facet | table exact | DIRECT P | DIRECT R | DIRECT F1 "
-        "| engine DIRECT edges | subtype agree | INDIRECT F1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine DIRECT edges | subtype agree | INDIRECT F1 | table exact, (b) excluded "
+        "| DIRECT F1, (b) excluded |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, s in summary.items():
         lines.append(
             f"| {kind} | {s['statements']} | {s['ran']} | {s['with_facet']} | "
             f"{f(s['table_exact'])} | {f(s['direct_p'])} | {f(s['direct_r'])} | "
             f"{f(s['direct_f1'])} | {s['direct_edges_engine']} | {f(s['subtype_agree'])} | "
-            f"{f(s['indirect_f1'])} |"
+            f"{f(s['indirect_f1'])} | {f(s['table_exact_no_gaps'])} | "
+            f"{f(s['direct_f1_no_gaps'])} |"
         )
     return "\n".join(lines)
 

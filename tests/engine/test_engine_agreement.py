@@ -20,8 +20,17 @@ FACET_KINDS = {"CTAS", "INSERT", "INSERT_OVERWRITE", "MERGE", "SCRIPT"}
 # kinds where openlineage-spark 1.53.0 emits no dataset at all on OSS Spark 4.1 / Delta 4.4
 NO_DATASET_KINDS = {"CREATE_VIEW", "CACHE", "UPDATE", "DELETE"}
 
-# per kind: (table exact, DIRECT F1), measured with bench/engine_diff.py
-FLOORS: dict[str, tuple[float, float]] = {}
+# per kind: (table exact, DIRECT F1), as measured by bench/engine_diff.py on these statements
+# (bench/results/engine_diff.json restricted to the hand-written and sample statements),
+# rounded down to two decimals
+FLOORS: dict[str, tuple[float | None, float]] = {
+    "CTAS": (1.0, 0.98),
+    "INSERT": (1.0, 1.0),
+    "INSERT_OVERWRITE": (1.0, 1.0),
+    "MERGE": (None, 0.73),  # table sides: see test_merge_tables_differ_only_by_convention
+    "SCRIPT": (0.8, 0.68),
+    "ALL": (0.63, 0.83),
+}
 
 
 def test_versions(engine_outcomes: dict[str, Any]) -> None:
@@ -48,7 +57,7 @@ def test_facet_found_for_every_write(engine_outcomes: dict[str, Any]) -> None:
     missing = [
         o.id
         for o in engine_outcomes["outcomes"]
-        if o.engine_ok and o.kind in FACET_KINDS and o.engine["targets"] and not o.facet
+        if o.engine_ok and o.kind in FACET_KINDS and o.engine["sources"] and not o.facet
     ]
     assert not missing
     writes = [o for o in engine_outcomes["outcomes"] if o.engine_ok and o.kind in FACET_KINDS]
@@ -73,5 +82,19 @@ def test_known_gaps_still_empty(engine_outcomes: dict[str, Any]) -> None:
 def test_agreement_floor(engine_outcomes: dict[str, Any], kind: str) -> None:
     exact_floor, f1_floor = FLOORS[kind]
     figures = engine_outcomes["summary"][kind]
-    assert figures["table_exact"] >= exact_floor, figures
+    if exact_floor is not None:
+        assert figures["table_exact"] >= exact_floor, figures
     assert figures["direct_f1"] >= f1_floor, figures
+
+
+def test_merge_tables_differ_only_by_convention(engine_outcomes: dict[str, Any]) -> None:
+    """The engine lists a MERGE target among its inputs (update_target_as_source=false in the
+    parser); besides that, and the USING-subquery input the engine omits, both sides agree."""
+    merges = [o for o in engine_outcomes["outcomes"] if o.engine_ok and o.kind == "MERGE"]
+    assert merges
+    for o in merges:
+        assert o.engine["targets"] == o.parser["targets"], o.id
+        extra = set(o.engine["sources"]) - set(o.parser["sources"])
+        assert extra <= set(o.engine["targets"]), o.id
+        missing = set(o.parser["sources"]) - set(o.engine["sources"])
+        assert not missing or "USING (" in o.sql.upper().replace("USING  (", "USING ("), o.id
