@@ -1112,7 +1112,8 @@ def write_report(
         lines.append(o.sql.strip()[:1500])
         lines.append("```")
         lines.append("")
-        for it in items:
+        shown = items if len(items) <= 40 else items[:30]
+        for it in shown:
             item = (
                 it["item"]
                 if isinstance(it["item"], str)
@@ -1121,6 +1122,16 @@ def write_report(
             sub = f" {it['subtype']}" if it.get("subtype") else ""
             cls = f"({it['class']}) {it['rule']}" if it["rule"] else "unclassified"
             lines.append(f"- {it['what']} {it['side']}: `{item}`{sub}: {cls}")
+        if len(shown) < len(items):
+            rest = Counter(
+                f"({i['class']}) {i['rule']}" if i["rule"] else "unclassified"
+                for i in items[len(shown) :]
+            )
+            lines.append(
+                f"- and {len(items) - len(shown)} more items: "
+                + ", ".join(f"{n} {r}" for r, n in rest.most_common())
+                + " (all derivable from the JSON outcome)"
+            )
         lines.append("")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
