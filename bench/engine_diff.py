@@ -1061,8 +1061,10 @@ def write_report(
     versions: dict[str, str],
     seconds: float,
     command: str,
+    host: dict[str, str] | None = None,
 ) -> None:
-    """The Markdown results file: command, versions, counts, figures, every disagreement."""
+    """The Markdown results file: command, machine, versions, counts, figures, every
+    disagreement."""
     origins = Counter(o.origin for o in outcomes)
     lines = [
         "# Parser vs. engine: differential results",
@@ -1071,6 +1073,8 @@ def write_report(
         "`docs/engine_diff.md`).",
         "",
         f"Command: `{command}`",
+        "",
+        "Machine: " + (", ".join(f"{k} {v}" for k, v in (host or {}).items()) or "not recorded"),
         "",
         format_summary(summary, versions, seconds, origins),
         "",
@@ -1192,6 +1196,33 @@ def run_all(
     return outcomes, versions
 
 
+def machine() -> dict[str, str]:
+    """Where and when a run happened: the date, CPU, cores, memory, load, Java."""
+    import platform
+    import subprocess
+
+    info = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": str(os.cpu_count()),
+    }
+    with contextlib.suppress(OSError):
+        info["load_average"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                info["memory"] = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    with contextlib.suppress(OSError, subprocess.SubprocessError, IndexError):
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+        info["java"] = out.stderr.splitlines()[0]
+    return info
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -1223,6 +1254,7 @@ def main(argv: list[str] | None = None) -> int:
                 saved["versions"],
                 saved["seconds"],
                 saved.get("command", ""),
+                saved.get("machine"),
             )
         print(
             format_summary(
@@ -1233,6 +1265,7 @@ def main(argv: list[str] | None = None) -> int:
     stmts = collect([o.strip() for o in ns.origins.split(",")], ns.per_group, ns.tpc)
     if ns.only:
         stmts = [s for s in stmts if ns.only in s.id]
+    host = machine()
     t0 = time.perf_counter()
     outcomes, versions = run_all(stmts, workdir=ns.workdir, log=sys.stderr)
     elapsed = time.perf_counter() - t0
@@ -1243,6 +1276,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "command": command,
+                    "machine": host,
                     "versions": versions,
                     "seconds": round(elapsed, 1),
                     "summary": summary,
@@ -1254,7 +1288,7 @@ def main(argv: list[str] | None = None) -> int:
             encoding="utf-8",
         )
     if ns.report:
-        write_report(ns.report, outcomes, summary, versions, elapsed, command)
+        write_report(ns.report, outcomes, summary, versions, elapsed, command, host)
     print(format_summary(summary, versions, elapsed, Counter(o.origin for o in outcomes)))
     return 0
 
