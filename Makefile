@@ -13,7 +13,7 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: venv run run-python sql test test-fast lint sample clean-warehouse
+.PHONY: venv run run-python sql test test-fast test-engine engine-diff lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,11 +31,17 @@ run-python: venv  ## the same job, with pyspark starting the JVM itself
 sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure"
 	$(VENV)/bin/spark-submit jobs/query.py "$(Q)"
 
-test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths)
-	$(PY) -m pytest
+test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
+	$(PY) -m pytest -m "not engine"
+
+test-engine: venv  ## the parser against Spark's own lineage (OpenLineage listener jar from Maven)
+	$(PY) -m pytest -m engine tests/engine
+
+engine-diff: venv  ## the full differential run; writes bench/results/engine_diff.{md,json}
+	$(PY) bench/engine_diff.py --json bench/results/engine_diff.json --report bench/results/engine_diff.md
 
 test-fast: venv  ## no Spark
-	$(PY) -m pytest -m "not spark"
+	$(PY) -m pytest -m "not spark and not engine"
 
 lint: venv  ## ruff, the import contracts (layers: core < emit < settings < spark), mypy over lineage_udfs and jobs
 	$(VENV)/bin/ruff check .
