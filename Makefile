@@ -17,7 +17,7 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[spark,emit,dev]'
+	$(PY) -m pip install --quiet -e '.[spark,emit,cli,dev]'
 	touch $@
 
 venv: $(VENV)/.installed
