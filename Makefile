@@ -28,8 +28,10 @@ run: venv  ## spark-submit jobs/extract.py [--config conf/X.yaml ...] via ARGS="
 run-python: venv  ## the same job, with pyspark starting the JVM itself
 	$(PY) jobs/extract.py $(ARGS)
 
-sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure"
-	$(VENV)/bin/spark-submit jobs/query.py "$(Q)"
+sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure" [ARGS="--config conf/X.yaml"]
+	@# Q reaches the job through the environment (make exports command-line variables): a
+	@# multi-line Q expanded into this line would be run as several shell commands.
+	$(VENV)/bin/spark-submit jobs/query.py --sql-env Q $(ARGS)
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta
 	$(PY) -m pytest --doctest-modules lineage_udfs/core tests
