@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from pyspark.sql import SparkSession
 from support.sample_warehouse import SampleWarehouse, build_sample_warehouse, screenshots
@@ -17,3 +19,17 @@ def sample_warehouse(
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for png in screenshots:
         terminalreporter.write_line(f"lineage HTML screenshot: {png}")
+
+
+@pytest.fixture
+def session_confs_restored(spark: SparkSession) -> Iterator[None]:
+    """Code that builds its session from the sample's settings reuses the tests' session and
+    sets its confs there (e.g. spark.sql.shuffle.partitions); put them back for later tests."""
+    before = dict(spark.conf.getAll)
+    yield
+    after = dict(spark.conf.getAll)
+    for key, value in after.items():
+        if key not in before:
+            spark.conf.unset(key)
+        elif before[key] != value and spark.conf.isModifiable(key):
+            spark.conf.set(key, before[key])

@@ -55,6 +55,7 @@ def test_explore_lineage_notebook_runs(
     assert "cytoscape" in page.read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("session_confs_restored")
 def test_run_the_job_notebook_runs(
     sample_warehouse: SampleWarehouse,
     spark: SparkSession,
