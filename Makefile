@@ -15,9 +15,8 @@ export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
 .PHONY: venv run run-python sql test test-fast lint sample clean-warehouse
 
-$(VENV)/.installed: pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[spark,emit,cli,dev]'
+$(VENV)/.installed: pyproject.toml scripts/install.sh
+	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
 	touch $@
 
 venv: $(VENV)/.installed
