@@ -13,7 +13,7 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: venv run run-python sql test test-fast lint sample clean-warehouse
+.PHONY: venv run run-python sql graph test test-fast test-deps lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -31,6 +31,13 @@ sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FR
 	@# Q reaches the job through the environment (make exports command-line variables): a
 	@# multi-line Q expanded into this line would be run as several shell commands.
 	$(VENV)/bin/spark-submit jobs/query.py --sql-env Q $(ARGS)
+
+T ?= reports.daily_revenue
+graph: venv  ## the upstream graph of T (default reports.daily_revenue) as lineage-graph.html, after make run
+	$(VENV)/bin/lineage upstream $(T) --html lineage-graph.html $(ARGS)
+
+test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chromium, Graphviz
+	apt-get update && apt-get install -y --no-install-recommends chromium graphviz
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta
 	$(PY) -m pytest --doctest-modules lineage_udfs/core tests

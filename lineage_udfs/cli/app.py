@@ -16,6 +16,7 @@ the overlays (``--config``, default ``conf/local.yaml``) of the working director
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -265,5 +266,18 @@ def quarantine(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    Ends the process with ``os._exit`` once the output is flushed: the native thread pools of
+    delta-rs and Arrow can still be winding down when the interpreter finalizes, and a race
+    there aborted the process now and then ("terminate called without an active exception",
+    SIGABRT) after the answer was printed.
+    """
+    code: int = 0
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
