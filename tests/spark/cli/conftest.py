@@ -29,7 +29,9 @@ def session_confs_restored(spark: SparkSession) -> Iterator[None]:
     yield
     after = dict(spark.conf.getAll)
     for key, value in after.items():
+        if not spark.conf.isModifiable(key):  # static and core confs keep the session's
+            continue
         if key not in before:
             spark.conf.unset(key)
-        elif before[key] != value and spark.conf.isModifiable(key):
+        elif before[key] != value:
             spark.conf.set(key, before[key])

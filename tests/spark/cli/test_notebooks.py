@@ -62,14 +62,17 @@ def test_run_the_job_notebook_runs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    runs = spark.read.format("delta").load(str(sample_warehouse.base_path / "lineage_runs"))
-    before = {r.run_id for r in runs.collect()}
+    def run_ids() -> set[str]:  # read anew: a Delta DataFrame keeps the version it was read at
+        path = str(sample_warehouse.base_path / "lineage_runs")
+        return {r.run_id for r in spark.read.format("delta").load(path).collect()}
+
+    before = run_ids()
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("LINEAGE_CONFIG", str(sample_warehouse.overlay))
     monkeypatch.setenv("LINEAGE_FULL_REFRESH", "true")
     runpy.run_path(str(NOTEBOOKS / "run_the_job.py"), run_name="__main__")
     out = capsys.readouterr().out
-    after = {r.run_id for r in runs.collect()}
+    after = run_ids()
     new = after - before
     assert len(new) == 1, (before, after)
     assert f"extraction succeeded: run {new.pop()}" in out
