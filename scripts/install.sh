@@ -59,7 +59,8 @@ fi
 if [ "$resolve" = 1 ]; then
   py="${venv:+$venv/bin/python}"
   py="${py:-python3}"
-  (cd "$here" && "$py" - <<'PY'
+  # a build container's hostname need not resolve: bind the local driver to the loopback
+  (cd "$here" && SPARK_LOCAL_IP=127.0.0.1 SPARK_LOCAL_HOSTNAME=localhost "$py" - <<'PY'
 import tempfile
 from pathlib import Path
 
