@@ -46,12 +46,22 @@ def test_settings_from_applies_overrides_after_the_files() -> None:
         settings_from([ROOT / "conf" / "base.yaml"], ["graph.max_depth=99"])
 
 
-def test_make_sql_splits_the_readmes_multi_line_queries() -> None:
+def test_make_sql_splits_the_documented_multi_line_queries() -> None:
     query = _query_module()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Querying the lineage", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
-    statements = query.statements_of(block)
-    assert len(statements) == block.count(";") and all("SELECT" in s for s in statements)
+    blocks = [
+        block.split("```", 1)[0]
+        for doc in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+        for block in doc.read_text(encoding="utf-8").split("```sql")[1:]
+    ]
+
+    def starts(block: str) -> int:  # statements begin a line with SELECT / WITH in the docs
+        return sum(1 for line in block.splitlines() if line.startswith(("SELECT", "WITH")))
+
+    multi = [b for b in blocks if starts(b) > 1]
+    assert multi, "the docs show no multi-statement SQL block"
+    for block in multi:  # a ; inside a comment does not end a statement
+        statements = query.statements_of(block)
+        assert len(statements) == starts(block) and all("SELECT" in s for s in statements)
     assert query.statements_of("-- only a comment\n") == []
 
 
