@@ -13,11 +13,10 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: venv run run-python sql test test-fast test-engine engine-diff lint sample clean-warehouse
+.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff lint sample clean-warehouse
 
-$(VENV)/.installed: pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[spark,emit,dev]'
+$(VENV)/.installed: pyproject.toml scripts/install.sh
+	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
 	touch $@
 
 venv: $(VENV)/.installed
@@ -28,8 +27,17 @@ run: venv  ## spark-submit jobs/extract.py [--config conf/X.yaml ...] via ARGS="
 run-python: venv  ## the same job, with pyspark starting the JVM itself
 	$(PY) jobs/extract.py $(ARGS)
 
-sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure"
-	$(VENV)/bin/spark-submit jobs/query.py "$(Q)"
+sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure" [ARGS="--config conf/X.yaml"]
+	@# Q reaches the job through the environment (make exports command-line variables): a
+	@# multi-line Q expanded into this line would be run as several shell commands.
+	$(VENV)/bin/spark-submit jobs/query.py --sql-env Q $(ARGS)
+
+T ?= reports.daily_revenue
+graph: venv  ## the upstream graph of T (default reports.daily_revenue) as lineage-graph.html, after make run
+	$(VENV)/bin/lineage upstream $(T) --html lineage-graph.html $(ARGS)
+
+test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chromium, Graphviz
+	apt-get update && apt-get install -y --no-install-recommends chromium graphviz
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
 	$(PY) -m pytest -m "not engine"

@@ -76,6 +76,13 @@ def run_job(
     overlays: Sequence[Path] | None,
     job: Callable[[JobSettings], str],
 ) -> int:
+    """Load ``conf_dir/base.yaml`` with ``overlays``, then :func:`run_loaded_job`."""
+    return run_loaded_job(name, lambda: job_settings(conf_dir, overlays), job)
+
+
+def run_loaded_job(
+    name: str, load: Callable[[], JobSettings], job: Callable[[JobSettings], str]
+) -> int:
     """Load the settings, configure logging, run ``job`` and log its summary line.
 
     Returns:
@@ -83,7 +90,7 @@ def run_job(
         the settings are invalid.
     """
     try:
-        settings = job_settings(conf_dir, overlays)
+        settings = load()
     except ConfigError as exc:
         configure_logging()
         logger.error("%s: %s", name, exc)
@@ -247,10 +254,14 @@ def register_tables(spark: SparkSession, settings: JobSettings) -> list[str]:
     return registered
 
 
-def query_job(settings: JobSettings, sql: str, *, limit: int = 100) -> str:
-    """The query job: show the result of ``sql`` over the lineage tables' views."""
+def query_job(settings: JobSettings, statements: Sequence[str], *, limit: int = 100) -> str:
+    """The query job: show the result of each statement over the lineage tables' views."""
     spark = start_session(settings, [DELTA])
     registered = register_tables(spark, settings)
-    result = spark.sql(sql)
-    result.show(limit, truncate=False)
-    return f"query: {len(registered)} lineage tables registered as views, up to {limit} rows shown"
+    for statement in statements:
+        print(statement)
+        spark.sql(statement).show(limit, truncate=False)
+    return (
+        f"query: {len(registered)} lineage tables registered as views, "
+        f"{len(statements)} statement(s), up to {limit} rows shown each"
+    )
