@@ -28,6 +28,7 @@ from lineage_udfs.emit.config import (
     NoopTransportSettings,
     OpenLineageSettings,
 )
+from lineage_udfs.emit.kafka import make_kafka_transport
 
 
 def http_config_dict(
@@ -112,9 +113,7 @@ def make_transport(
         if isinstance(transport, NoopTransportSettings):
             return NoopTransport(NoopConfig())
         if isinstance(transport, KafkaTransportSettings):
-            from openlineage.client.transport.kafka import KafkaConfig, KafkaTransport
-
-            return KafkaTransport(KafkaConfig.from_dict(_leaf_config(transport, secrets)))
+            return make_kafka_transport(_leaf_config(transport, secrets))
         if isinstance(transport, CompositeTransportSettings):
             members = {
                 f"{i:02d}_{member.type}": _leaf_config(member, secrets)

@@ -133,7 +133,11 @@ class OpenLineageSettings(_Strict):
             emission (new or updated ``queries`` rows, statements whose parse changed; in
             ``per_statement_day`` mode every statement-day such a row touches); ``all``: emit
             every row (``jobs/emit_openlineage.py --all``).
-        spool: reliability buffer for the http transport.
+        indirect_lineage: where the dataset-wide INDIRECT column edges (FILTER, JOIN, GROUP_BY,
+            SORT, WINDOW) go in the ``columnLineage`` facet: ``dataset`` (the facet's dataset-wide
+            list, compact) or ``fields`` (under each target column, as ``column_lineage`` stores
+            them; Marquez 0.51 reads only ``fields``).
+        spool: reliability buffer for events the transport could not deliver (http, kafka).
     """
 
     enabled: bool = False
@@ -145,6 +149,7 @@ class OpenLineageSettings(_Strict):
     include_selects: bool = False
     emit_statement_runs: bool = True
     scope: Literal["incremental", "all"] = "incremental"
+    indirect_lineage: Literal["dataset", "fields"] = "dataset"
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
 
     @field_validator("producer", mode="before")

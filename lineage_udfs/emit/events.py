@@ -12,8 +12,10 @@ Event shape for one log row (``emit_mode: per_run``):
   ``<statement_type>.<first target>.<fingerprint>`` (readable and unique per statement);
 - job facets ``sql`` (the MASKED statement; raw text never leaves the extract job) and ``jobType``;
 - inputs / outputs named by :mod:`lineage_udfs.emit.naming`; outputs carry ``columnLineage``
-  (dataset-wide INDIRECT edges in the facet's ``dataset`` list) and, when a catalog knows the
-  columns, ``schema``;
+  (dataset-wide INDIRECT edges in the facet's ``dataset`` list, or per target column with
+  ``indirect_lineage="fields"``; each field also gets the deprecated ``transformationDescription``
+  / ``transformationType`` summary that Marquez 0.51 reads); inputs and outputs carry ``schema``
+  with the columns a catalog gives, else the columns the statement's edges name (no types);
 - run facet ``extractionError`` when (part of) the statement could not be parsed;
 - for a script / procedure with several statements (``emit_statement_runs``), one child run per
   statement, between the parent's START and its terminal event, linked by the ``parent`` facet.
@@ -56,6 +58,10 @@ from lineage_udfs.core.records import ParseRecord, StatementRecord, from_dict
 from lineage_udfs.emit.naming import NamingContext, dataset_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
+IndirectLineage = Literal["dataset", "fields"]
+"""Where INDIRECT edges of the dataset-wide kinds (FILTER, JOIN, GROUP_BY, SORT, WINDOW) go:
+the facet's ``dataset`` list (compact, spec 1-2-0), or each target column's ``inputFields`` as
+``column_lineage`` stores them (what consumers that read only ``fields`` see, e.g. Marquez)."""
 
 _PARSE_FAILED = frozenset({"failed", "timeout"})
 _NOT_EMITTED_TYPES = frozenset({"SESSION"})
@@ -102,6 +108,7 @@ class EventOptions:
     include_selects: bool = False
     emit_statement_runs: bool = True
     mode: EmitMode = "per_run"
+    indirect_lineage: IndirectLineage = "dataset"
 
 
 Catalog = Mapping[str, Sequence[tuple[str, str | None]]]
@@ -236,15 +243,20 @@ def _input_fields(
 
 
 def _column_lineage_facet(
-    edges: Sequence[ColumnEdge], ctx: NamingContext, producer: str
+    edges: Sequence[ColumnEdge],
+    ctx: NamingContext,
+    producer: str,
+    indirect: IndirectLineage = "dataset",
 ) -> column_lineage_dataset.ColumnLineageDatasetFacet:
     per_field: dict[str, dict[tuple[str, str, str], list[Any]]] = {}
     dataset_wide: dict[tuple[str, str, str], list[Any]] = {}
     for edge in edges:
         namespace, name = dataset_identity(edge.source_table, ctx)
         key = (namespace, name, edge.source_column)
-        wide = edge.transformation_type == "INDIRECT" and (
-            edge.transformation_subtype in _DATASET_WIDE_SUBTYPES or not edge.target_column
+        wide = (
+            indirect == "dataset"
+            and edge.transformation_type == "INDIRECT"
+            and edge.transformation_subtype in _DATASET_WIDE_SUBTYPES
         )
         if wide or not edge.target_column:
             dataset_wide.setdefault(key, []).append(_transformation(edge))
@@ -252,14 +264,56 @@ def _column_lineage_facet(
             per_field.setdefault(edge.target_column, {}).setdefault(key, []).append(
                 _transformation(edge)
             )
+    fields = {}
+    for column, grouped in sorted(per_field.items()):
+        inputs = _input_fields(grouped)
+        fields[column] = column_lineage_dataset.Fields(
+            inputFields=inputs,
+            transformationDescription=_legacy_description(inputs),
+            transformationType=_legacy_type(inputs),
+        )
     return column_lineage_dataset.ColumnLineageDatasetFacet(
-        fields={
-            column: column_lineage_dataset.Fields(inputFields=_input_fields(inputs))
-            for column, inputs in sorted(per_field.items())
-        },
-        dataset=_input_fields(dataset_wide),
-        producer=producer,
+        fields=fields, dataset=_input_fields(dataset_wide), producer=producer
     )
+
+
+def _transformation_text(t: column_lineage_dataset.Transformation) -> str:
+    text = f"{t.type}/{t.subtype}" if t.subtype else t.type
+    return text + (" (masking)" if t.masking else "")
+
+
+def _legacy_description(inputs: Sequence[column_lineage_dataset.InputField]) -> str:
+    """The field-level ``transformationDescription`` (deprecated in the spec, the only
+    transformation Marquez 0.51 reads): each input with its transformations, e.g.
+    ``RAW.ORDERS.amount: DIRECT/IDENTITY; RAW.ORDERS.status: INDIRECT/FILTER``."""
+    return "; ".join(
+        f"{f.name}.{f.field}: {', '.join(_transformation_text(t) for t in f.transformations or ())}"
+        for f in inputs
+    )
+
+
+def _legacy_type(inputs: Sequence[column_lineage_dataset.InputField]) -> str | None:
+    """The deprecated field-level ``transformationType``: ``MASKED`` when any input is masked,
+    ``IDENTITY`` when every input is a DIRECT/IDENTITY copy, else None (its only two values)."""
+    transformations = [t for f in inputs for t in f.transformations or ()]
+    if any(t.masking for t in transformations):
+        return "MASKED"
+    if transformations and all(_tkey(t) == ("DIRECT", "IDENTITY", False) for t in transformations):
+        return "IDENTITY"
+    return None
+
+
+def columns_from_edges(edges: Iterable[ColumnEdge]) -> dict[str, list[tuple[str, None]]]:
+    """A :data:`Catalog` of the columns the edges name: the source columns of each source table
+    and the target columns of each target table (types unknown). What ``schema`` facets hold when
+    no catalog is given: OpenLineage consumers such as Marquez link column lineage only to fields
+    that a ``schema`` facet declared."""
+    columns: dict[str, set[str]] = {}
+    for edge in edges:
+        columns.setdefault(edge.source_table, set()).add(edge.source_column)
+        if edge.target_column:
+            columns.setdefault(edge.target_table, set()).add(edge.target_column)
+    return {table: [(c, None) for c in sorted(names)] for table, names in columns.items()}
 
 
 def _schema_facet(
@@ -352,6 +406,7 @@ def _outputs(
     ctx: NamingContext,
     catalog: Catalog | None,
     producer: str,
+    indirect: IndirectLineage = "dataset",
 ) -> list[OutputDataset]:
     all_tables = list(tables) + [e.target_table for e in edges]
     datasets = []
@@ -359,7 +414,7 @@ def _outputs(
         mine = [e for e in edges if dataset_identity(e.target_table, ctx) == (namespace, name)]
         facets: dict[str, Any] = {}
         if mine:
-            facets["columnLineage"] = _column_lineage_facet(mine, ctx, producer)
+            facets["columnLineage"] = _column_lineage_facet(mine, ctx, producer, indirect)
         schema = _schema_facet(table, catalog, producer)
         if schema:
             facets["schema"] = schema
@@ -410,8 +465,13 @@ def build_run_events(
     if error is not None:
         run_facets["extractionError"] = error
 
-    inputs = _inputs(parsed.sources, ctx, catalog, producer)
-    outputs = _outputs(parsed.targets, edges, ctx, catalog, producer)
+    if catalog is None:
+        catalog = columns_from_edges(edges)
+    # a column edge's source is read by the statement even when the parse does not list it as
+    # a source (a MERGE's target in its ON clause): an input, so consumers can link the edge
+    read = list(parsed.sources) + [e.source_table for e in edges]
+    inputs = _inputs(read, ctx, catalog, producer)
+    outputs = _outputs(parsed.targets, edges, ctx, catalog, producer, options.indirect_lineage)
     job = Job(namespace=options.job_namespace, name=job_name, facets=job_facets)
 
     def event(event_type: RunState, at: datetime, facets: dict[str, Any]) -> RunEvent:

@@ -14,8 +14,10 @@ openlineage-python's http transport raises when the collector is down and keeps 
   all writers of the host; an event that does not fit is dropped and counted as ``overflowed``,
   never silently.
 - :func:`replay` sends committed segments oldest first, line by line; it stops at the first
-  delivery failure and rewrites that segment with only the undelivered lines. Nothing that was
-  not delivered is removed.
+  delivery failure of the retryable kind and rewrites that segment with only the undelivered
+  lines. An event the collector rejects (4xx) is moved to ``<spool>/rejected/`` with the reason
+  (counted, logged, never retried, never dropped) and the replay goes on. Nothing that was not
+  delivered is removed.
 
 The spool directory must be on storage every writer and the replaying driver can see, with
 working POSIX locks (a local disk in local mode, NFS on a cluster).
@@ -43,6 +45,9 @@ _LOCK = ".lock"
 _REPLAY_LOCK = ".replay.lock"
 _SEGMENT = ".jsonl"
 _PART = ".jsonl.part"
+_REJECTED = "rejected"
+MAX_REASONS = 50
+"""Rejection reasons kept per writer / replay (all are counted; the first ones are reported)."""
 
 
 class SpoolFullError(Exception):
@@ -92,12 +97,41 @@ class ReplaySummary:
     segments_done: int = 0
     failed: bool = False
     """True when the replay stopped at an undeliverable event (collector still down)."""
+    rejected: int = 0
+    """Events the collector rejected (4xx), moved to ``<spool>/rejected/``."""
+    rejections: tuple[str, ...] = ()
+    """Why, per rejected event (the first :data:`MAX_REASONS`)."""
+
+
+def rejection_reason(exc: BaseException) -> str:
+    """One line saying why an event was not accepted: the HTTP status and the collector's
+    answer (Marquez names the invalid field), or the transport's error."""
+    import requests
+
+    response = getattr(exc, "response", None)
+    if isinstance(exc, requests.HTTPError) and response is not None:
+        body = " ".join((response.text or "").split())[:300]
+        return f"HTTP {response.status_code} {response.reason or ''}: {body}".strip()
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+
+
+def describe_event(event: Any) -> str:
+    """``<eventType> <job namespace>/<job name> run <runId>`` of an event object or dict."""
+    data = event if isinstance(event, dict) else json.loads(Serde.to_json(event))
+    job = data.get("job") or {}
+    run = data.get("run") or {}
+    return (
+        f"{data.get('eventType')} {job.get('namespace')}/{job.get('name')} run {run.get('runId')}"
+    )
 
 
 def is_retryable(exc: BaseException) -> bool:
     """Collector unreachable, timed out or answering 5xx: worth spooling and replaying."""
     import requests
 
+    retryable = getattr(exc, "retryable", None)  # KafkaDeliveryError says so itself
+    if isinstance(retryable, bool):
+        return retryable
     if isinstance(exc, requests.HTTPError):
         response = exc.response
         return response is None or response.status_code >= 500
@@ -216,6 +250,8 @@ class SpoolingEmitter:
     writer_id: str = "driver"
     spool_only: bool = False
     counts: EmitCounts = field(default_factory=EmitCounts)
+    rejections: list[str] = field(default_factory=list)
+    """Why events were rejected (the first :data:`MAX_REASONS`; ``counts.failed`` has them all)."""
     _writer: SpoolWriter | None = None
     _down: bool = False
 
@@ -227,7 +263,10 @@ class SpoolingEmitter:
             except Exception as exc:  # transport errors are many types; classified below
                 if self.spool is None or not is_retryable(exc):
                     self.counts.failed += 1
-                    logger.debug("OpenLineage event rejected: %s", exc)
+                    reason = f"{describe_event(event)}: {rejection_reason(exc)}"
+                    if len(self.rejections) < MAX_REASONS:
+                        self.rejections.append(reason)
+                    logger.error("OpenLineage event not delivered: %s", reason)
                     return
                 self._down = True  # keep order: everything after this goes to the spool too
             else:
@@ -260,10 +299,14 @@ def replay(spool: Spool, send: Callable[[dict[str, Any]], object]) -> ReplaySumm
 
     ``send`` receives each event as a dict (``Transport.emit`` accepts it: the client's
     ``Serde`` serialises dicts as they are). Stops at the first failure; the segment being
-    replayed is rewritten with the undelivered remainder, later segments are untouched.
-    Only one replay runs at a time per spool (a second one returns immediately).
+    replayed is rewritten with the undelivered remainder, later segments are untouched. An event
+    the collector rejects (not retryable: 4xx) is moved to ``<spool>/rejected/`` with its reason
+    and the replay continues. Only one replay runs at a time per spool (a second one returns
+    immediately).
     """
     delivered = done = 0
+    rejections: list[str] = []
+    rejected = 0
     with spool._locked(_REPLAY_LOCK, blocking=False) as acquired:
         if not acquired:
             logger.warning("another replay of %s is running; skipped", spool.path)
@@ -272,14 +315,24 @@ def replay(spool: Spool, send: Callable[[dict[str, Any]], object]) -> ReplaySumm
             lines = [line for line in segment.read_text("utf-8").splitlines() if line.strip()]
             sent = 0
             failure: Exception | None = None
+            kept_back = 0
             for line in lines:
+                event = json.loads(line)
                 try:
-                    send(json.loads(line))
-                except Exception as exc:  # any transport failure stops the replay
-                    failure = exc
-                    break
+                    send(event)
+                except Exception as exc:  # classified: rejected events are set aside
+                    if is_retryable(exc):
+                        failure = exc
+                        break
+                    reason = f"{describe_event(event)}: {rejection_reason(exc)}"
+                    _set_aside(spool, line, reason)
+                    logger.error("OpenLineage replay: event rejected, moved aside: %s", reason)
+                    rejected += 1
+                    kept_back += 1
+                    if len(rejections) < MAX_REASONS:
+                        rejections.append(reason)
                 sent += 1
-            delivered += sent
+            delivered += sent - kept_back
             if failure is None:
                 segment.unlink()
                 done += 1
@@ -287,8 +340,21 @@ def replay(spool: Spool, send: Callable[[dict[str, Any]], object]) -> ReplaySumm
             if sent:
                 _rewrite(spool, segment, lines[sent:])
             logger.warning("OpenLineage replay stopped after %d events: %s", delivered, failure)
-            return ReplaySummary(delivered, spool.pending(), done, failed=True)
-    return ReplaySummary(delivered, spool.pending(), done)
+            return ReplaySummary(
+                delivered, spool.pending(), done, True, rejected, tuple(rejections)
+            )
+    return ReplaySummary(delivered, spool.pending(), done, False, rejected, tuple(rejections))
+
+
+def _set_aside(spool: Spool, line: str, reason: str) -> None:
+    """Append a rejected event with its reason to ``<spool>/rejected/rejected.jsonl``."""
+    folder = spool.path / _REJECTED
+    folder.mkdir(parents=True, exist_ok=True)
+    record = json.dumps({"reason": reason, "event": json.loads(line)}, sort_keys=True)
+    with spool._locked(), open(folder / f"rejected{_SEGMENT}", "a", encoding="utf-8") as handle:
+        handle.write(record + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _rewrite(spool: Spool, segment: Path, remaining: list[str]) -> None:

@@ -35,7 +35,14 @@ from lineage_udfs.emit.events import (
     parsed_statement_from_dict,
     query_run_from_dict,
 )
-from lineage_udfs.emit.spool import EmitCounts, ReplaySummary, Spool, SpoolingEmitter, replay
+from lineage_udfs.emit.spool import (
+    MAX_REASONS,
+    EmitCounts,
+    ReplaySummary,
+    Spool,
+    SpoolingEmitter,
+    replay,
+)
 from lineage_udfs.settings import JobSettings
 from lineage_udfs.spark.delta import LineageTables, failed_execution
 from lineage_udfs.spark.emission_scope import (
@@ -80,6 +87,9 @@ class EmitSummary:
     changed_queries: int = 0
     reparsed_statements: int = 0
     status: str = "succeeded"
+    rejections: tuple[str, ...] = ()
+    """Why events were rejected (event, HTTP status and the collector's answer; the first
+    few per partition, ``counts.failed`` counts them all)."""
 
 
 def _options(settings: OpenLineageSettings) -> EventOptions:
@@ -90,6 +100,7 @@ def _options(settings: OpenLineageSettings) -> EventOptions:
         include_selects=settings.include_selects,
         emit_statement_runs=settings.emit_statement_runs,
         mode=settings.emit_mode,
+        indirect_lineage=settings.indirect_lineage,
     )
 
 
@@ -181,7 +192,7 @@ def _emit_partition(
 ) -> Any:
     options = _options(settings)
 
-    def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[int, ...]]:
+    def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[tuple[int, ...], tuple[str, ...]]]:
         client = make_client(settings, secrets)
         emitter = SpoolingEmitter(
             send=client.emit,
@@ -201,7 +212,7 @@ def _emit_partition(
         finally:
             counts = emitter.close()
             client.close(timeout=10.0)
-        yield counts.as_tuple()
+        yield counts.as_tuple(), tuple(emitter.rejections)
 
     return run
 
@@ -217,11 +228,13 @@ def replay_spool(
     transport = make_transport(ol, secrets)
     # Transport.emit is typed for event objects; it serialises the spooled dicts as they are
     summary = replay(spool, transport.emit)  # type: ignore[arg-type]
-    if summary.delivered or summary.pending:
+    if summary.delivered or summary.pending or summary.rejected:
         logger.info(
-            "OpenLineage spool replay: delivered=%d pending=%d segments_done=%d stopped=%s",
+            "OpenLineage spool replay: delivered=%d pending=%d rejected=%d segments_done=%d "
+            "stopped=%s",
             summary.delivered,
             summary.pending,
+            summary.rejected,
             summary.segments_done,
             summary.failed,
         )
@@ -266,6 +279,7 @@ def emit_openlineage(
     options = _options(ol)
     digest = options_digest(options)
     scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
+    rejections: tuple[str, ...] = ()
     if scope.is_empty:
         counts = EmitCounts()
     else:
@@ -273,7 +287,8 @@ def emit_openlineage(
         partials = rows.rdd.mapPartitionsWithIndex(
             _emit_partition(ol, secrets, spool_only)
         ).collect()
-        counts = sum((EmitCounts.from_tuple(p) for p in partials), EmitCounts())
+        counts = sum((EmitCounts.from_tuple(p) for p, _ in partials), EmitCounts())
+        rejections = tuple(r for _, reasons in partials for r in reasons)
     pending = spool.pending() if spool else 0
     status = record_emission(
         tables,
@@ -317,6 +332,8 @@ def emit_openlineage(
         )
     if counts.failed:
         logger.error("OpenLineage: %d events rejected by the transport", counts.failed)
+        for reason in rejections[:MAX_REASONS]:
+            logger.error("OpenLineage rejected: %s", reason)
     if status != "succeeded":
         logger.error(
             "OpenLineage emission failed: watermark not advanced; the next emission re-emits "
@@ -331,4 +348,5 @@ def emit_openlineage(
         changed_queries=scope.changed_count,
         reparsed_statements=scope.reparsed_count,
         status=status,
+        rejections=rejections,
     )

@@ -135,3 +135,15 @@ PROC_EDGES = (
     ColumnEdge("main.raw.sales", "amt", "main.mart.sales", "amt", "DIRECT", "IDENTITY"),
     ColumnEdge("main.raw.sales", "amt", "main.mart.sales", "amt", "INDIRECT", "FILTER"),
 )
+
+
+def _built(query: QueryRun, parsed: ParsedStatement, edges: tuple[ColumnEdge, ...]):
+    from lineage_udfs.emit.events import build_run_events
+
+    return lambda: build_run_events(query, parsed, edges, options=OPTIONS)
+
+
+CASES_FOR_KEYS = {
+    "ctas": _built(CTAS_QUERY, CTAS_PARSED, CTAS_EDGES),
+    "procedure_with_child_runs": _built(PROC_QUERY, PROC_PARSED, PROC_EDGES),
+}

@@ -227,3 +227,30 @@ def test_dataset_identity_follows_naming_spec(
 ) -> None:
     ctx = NamingContext(source, "default-ns", "db", "sch")
     assert dataset_identity(table, ctx) == expected
+
+
+def test_build_run_events_indirect_lineage_fields_puts_every_edge_under_its_column() -> None:
+    query, parsed, edges, _ = CASES["merge"]
+    options = replace(OPTIONS, indirect_lineage="fields")
+    built = build_run_events(query, parsed, edges, options=options)
+    facet = json.loads(Serde.to_json(built[-1]))["outputs"][0]["facets"]["columnLineage"]
+    per_field = {
+        (column, f["field"], t["type"], t["subtype"])
+        for column, spec in facet["fields"].items()
+        for f in spec["inputFields"]
+        for t in f["transformations"]
+    }
+    expected = {
+        (e.target_column, e.source_column, e.transformation_type, e.transformation_subtype)
+        for e in edges
+    }
+    masked = {(c, s, k, "TRANSFORMATION") for c, s, k, sub in expected if sub == "MASKED"}
+    assert per_field == {x for x in expected if x[3] != "MASKED"} | masked
+    assert facet["dataset"] == []
+    # the deprecated field-level summary Marquez reads names every input's transformations
+    for spec in facet["fields"].values():
+        described = spec["transformationDescription"].split("; ")
+        assert len(described) == len(spec["inputFields"])
+    # and the output declares the columns the edges write (Marquez needs them for the edges)
+    output = json.loads(Serde.to_json(built[-1]))["outputs"][0]
+    assert {f["name"] for f in output["facets"]["schema"]["fields"]} == set(facet["fields"])
