@@ -62,3 +62,13 @@ sample: venv  ## regenerate data/sample/ (deterministic)
 
 clean-warehouse:
 	rm -rf warehouse
+
+# Integration tests against a real Marquez (../shared/services/marquez, or MARQUEZ_URL) and a real
+# Kafka broker (scripts/kafka/kafka.sh); the fixtures start and stop them. Not part of `make test`.
+$(VENV)/.installed-kafka: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[spark,emit,dev,kafka]'
+	touch $@
+
+.PHONY: test-integration
+test-integration: $(VENV)/.installed-kafka  ## real Marquez + Kafka round trips (tests/integration)
+	$(PY) -m pytest -m integration -s tests/integration

@@ -140,3 +140,15 @@ def make_client(
 ) -> OpenLineageClient:
     """An ``OpenLineageClient`` using exactly the configured transport (no env/yml lookup)."""
     return OpenLineageClient(transport=make_transport(settings, secrets), config={})
+
+
+def prepare_event(client: OpenLineageClient, event: Any) -> Any:
+    """The event exactly as ``client.emit`` hands it to its transport (the client's own facets
+    added: environment, tags, source code location; datasets reduced when configured), without
+    sending it. Spooling this form makes a replayed event identical to one delivered at once."""
+    event = client.add_environment_facets(event)
+    event = client.update_event_tags_facets(event)
+    event = client.add_source_code_location_facet(event)
+    if client.config.dataset.reducing_enabled:
+        event = client.reduce_datasets(event)
+    return event

@@ -111,7 +111,8 @@ def rejection_reason(exc: BaseException) -> str:
     response = getattr(exc, "response", None)
     if isinstance(exc, requests.HTTPError) and response is not None:
         body = " ".join((response.text or "").split())[:300]
-        return f"HTTP {response.status_code} {response.reason or ''}: {body}".strip()
+        status = f"HTTP {response.status_code} {response.reason or ''}".strip()
+        return f"{status}: {body}"
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
@@ -243,12 +244,16 @@ class SpoolingEmitter:
         writer_id: names this writer's segment (e.g. ``p00003``).
         spool_only: skip delivery and spool everything (the spool still holds older events,
             so sending new ones first would break ordering).
+        prepare: turns an event into the form that is sent (and spooled), e.g.
+            :func:`~lineage_udfs.emit.client.prepare_event` with ``send`` the client's transport,
+            so a replayed event equals one delivered at once.
     """
 
     send: Callable[[Any], object]
     spool: Spool | None
     writer_id: str = "driver"
     spool_only: bool = False
+    prepare: Callable[[Any], Any] | None = None
     counts: EmitCounts = field(default_factory=EmitCounts)
     rejections: list[str] = field(default_factory=list)
     """Why events were rejected (the first :data:`MAX_REASONS`; ``counts.failed`` has them all)."""
@@ -257,6 +262,8 @@ class SpoolingEmitter:
 
     def emit(self, event: Any) -> None:
         """Deliver or spool one event, updating :attr:`counts`."""
+        if self.prepare is not None:
+            event = self.prepare(event)
         if not (self.spool_only or self._down):
             try:
                 self.send(event)

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.models import ColumnEdge
 from lineage_udfs.core.records import field_names
-from lineage_udfs.emit.client import make_client, make_transport
+from lineage_udfs.emit.client import make_client, make_transport, prepare_event
 from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.emit.events import (
     EventOptions,
@@ -195,7 +196,8 @@ def _emit_partition(
     def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[tuple[int, ...], tuple[str, ...]]]:
         client = make_client(settings, secrets)
         emitter = SpoolingEmitter(
-            send=client.emit,
+            send=client.transport.emit,
+            prepare=partial(prepare_event, client),
             spool=_spool(settings),
             writer_id=f"p{index:05d}",
             spool_only=spool_only,
