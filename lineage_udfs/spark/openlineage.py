@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.core.models import ColumnEdge
 from lineage_udfs.core.records import field_names
 from lineage_udfs.emit.client import make_client, make_transport, prepare_event
-from lineage_udfs.emit.config import OpenLineageSettings
+from lineage_udfs.emit.config import ConsoleTransportSettings, OpenLineageSettings
 from lineage_udfs.emit.events import (
     EventOptions,
     build_run_events,
@@ -194,6 +194,8 @@ def _emit_partition(
     options = _options(settings)
 
     def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[tuple[int, ...], tuple[str, ...]]]:
+        if isinstance(settings.transport, ConsoleTransportSettings):
+            _console_on_stderr()
         client = make_client(settings, secrets)
         emitter = SpoolingEmitter(
             send=client.transport.emit,
@@ -217,6 +219,17 @@ def _emit_partition(
         yield counts.as_tuple(), tuple(emitter.rejections)
 
     return run
+
+
+def _console_on_stderr() -> None:
+    """The console transport logs each event at INFO through its logger; a Python worker has no
+    logging set up (WARNING), so give that logger a stderr handler (the executor's log; the
+    terminal in local mode)."""
+    console = logging.getLogger("openlineage.client.transport.console")
+    if not console.handlers:
+        console.addHandler(logging.StreamHandler())
+        console.setLevel(logging.INFO)
+        console.propagate = False
 
 
 def replay_spool(

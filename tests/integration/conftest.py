@@ -7,9 +7,12 @@ also when a test fails. The extract job runs once per session on the sample logs
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -93,27 +96,38 @@ def sample_settings(spark: object, sample_overlay: Path, monkeypatch_session: No
 @pytest.fixture(scope="session")
 def monkeypatch_session() -> Iterator[None]:
     """conf/local.yaml names the sample logs relative to the repository root."""
-    import os
-
     before = Path.cwd()
     os.chdir(ROOT)
     yield
     os.chdir(before)
 
 
-@pytest.fixture(scope="session")
-def marquez() -> Iterator[Marquez]:
-    """``MARQUEZ_URL`` if set (left running), else Marquez from ../shared/services/marquez."""
-    import os
-
-    if os.environ.get("MARQUEZ_URL"):
-        yield Marquez(url=os.environ["MARQUEZ_URL"].rstrip("/"))
-        return
-    server = Marquez.start()
+@pytest.fixture(scope="session", autouse=True)
+def services() -> Iterator[dict[str, Future[Any]]]:
+    """Marquez (unless ``MARQUEZ_URL`` names one) and Kafka start in the background at once,
+    while the extract job runs; they are stopped by PID when the session ends, also on failure."""
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="service-start")
+    started: dict[str, Future[Any]] = {"kafka": pool.submit(Kafka.start)}
+    if not os.environ.get("MARQUEZ_URL"):
+        started["marquez"] = pool.submit(Marquez.start)
     try:
-        yield server
+        yield started
     finally:
-        server.stop()
+        for future in started.values():
+            try:
+                service = future.result()
+            except Exception:  # its start failed: up.sh / kafka.sh already cleaned up
+                continue
+            service.stop()
+        pool.shutdown()
+
+
+@pytest.fixture(scope="session")
+def marquez(services: dict[str, Future[Any]]) -> Marquez:
+    """``MARQUEZ_URL`` if set (left running), else Marquez from ../shared/services/marquez."""
+    if "marquez" not in services:
+        return Marquez(url=os.environ["MARQUEZ_URL"].rstrip("/"))
+    return services["marquez"].result()
 
 
 @pytest.fixture(scope="session")
@@ -130,9 +144,5 @@ def own_marquez(marquez: Marquez) -> Iterator[Marquez]:
 
 
 @pytest.fixture(scope="session")
-def kafka() -> Iterator[Kafka]:
-    broker = Kafka.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
+def kafka(services: dict[str, Future[Any]]) -> Kafka:
+    return services["kafka"].result()

@@ -93,9 +93,9 @@ class Marquez:
             "MARQUEZ_ADMIN_PORT": str(free_port()),
         }
         try:
-            out = _run([str(MARQUEZ_DIR / "up.sh"), str(state)], ports)
+            out = _run(["bash", str(MARQUEZ_DIR / "up.sh"), str(state)], ports)
         except BaseException:
-            subprocess.run([str(MARQUEZ_DIR / "down.sh"), str(state)], check=False)
+            subprocess.run(["bash", str(MARQUEZ_DIR / "down.sh"), str(state)], check=False)
             shutil.rmtree(state, ignore_errors=True)
             raise
         return cls(url=_exports(out)["MARQUEZ_URL"], state=state, ports=ports)
@@ -104,7 +104,9 @@ class Marquez:
         """Stop Marquez (by its pid file) and its PostgreSQL; remove the state folder."""
         if self.state is None:
             return
-        subprocess.run([str(MARQUEZ_DIR / "down.sh"), str(self.state)], check=False, timeout=120)
+        subprocess.run(
+            ["bash", str(MARQUEZ_DIR / "down.sh"), str(self.state)], check=False, timeout=120
+        )
         shutil.rmtree(self.state, ignore_errors=True)
         self.state = None
 
@@ -122,7 +124,7 @@ class Marquez:
     def restart_api(self) -> int:
         """Start the API server again on the same ports and database (what up.sh runs)."""
         assert self.state is not None
-        jar = _run([str(MARQUEZ_DIR / "build.sh")]).strip().splitlines()[-1]
+        jar = _run(["bash", str(MARQUEZ_DIR / "build.sh")]).strip().splitlines()[-1]
         env = {
             **os.environ,
             "POSTGRES_PORT": self.ports["PGPORT"],
@@ -164,9 +166,9 @@ class Kafka:
     def start(cls) -> Kafka:
         state = Path(tempfile.mkdtemp(prefix="lw-kafka-"))
         try:
-            out = _run([str(KAFKA_SH), "up", str(state)])
+            out = _run(["bash", str(KAFKA_SH), "up", str(state)])
         except BaseException:
-            subprocess.run([str(KAFKA_SH), "down", str(state)], check=False)
+            subprocess.run(["bash", str(KAFKA_SH), "down", str(state)], check=False)
             shutil.rmtree(state, ignore_errors=True)
             raise
         return cls(bootstrap=_exports(out)["KAFKA_BOOTSTRAP_SERVERS"], state=state)
@@ -185,8 +187,8 @@ class Kafka:
 
     def restart(self) -> None:
         """Start the same node again (same ports, same data)."""
-        _exports(_run([str(KAFKA_SH), "up", str(self.state)]))
+        _exports(_run(["bash", str(KAFKA_SH), "up", str(self.state)]))
 
     def stop(self) -> None:
-        subprocess.run([str(KAFKA_SH), "down", str(self.state)], check=False, timeout=120)
+        subprocess.run(["bash", str(KAFKA_SH), "down", str(self.state)], check=False, timeout=120)
         shutil.rmtree(self.state, ignore_errors=True)
