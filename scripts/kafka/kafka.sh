@@ -9,7 +9,8 @@
 #
 # env: KAFKA_PORT, KAFKA_CONTROLLER_PORT (default: free ports, kept in STATE_DIR so `up` after
 # `down` restarts the same node on the same ports), KAFKA_CACHE (default
-# ~/.cache/lineage-warehouse/kafka-4.1.1), KAFKA_HEAP (default 512m). Needs Java 17 and Maven.
+# ~/.cache/lineage-warehouse/kafka-4.1.1), KAFKA_HEAP (default 512m), KAFKA_START_TIMEOUT
+# (seconds to wait for the broker, default 180). Needs Java 17 and Maven.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 VERSION=4.1.1
@@ -70,7 +71,8 @@ PROPS
   nohup "${jvm[@]}" kafka.Kafka "$state/server.properties" >>"$state/logs/server.log" 2>&1 &
   echo $! >"$state/kafka.pid"
   local pid; pid=$(cat "$state/kafka.pid")
-  for _ in $(seq 1 120); do
+  local wait=${KAFKA_START_TIMEOUT:-180}
+  for _ in $(seq 1 $((wait * 2))); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null \
         && grep -q "Kafka Server started" "$state/logs/server.log"; then
       echo "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$port KAFKA_STATE=$state"
@@ -81,7 +83,7 @@ PROPS
     fi
     sleep 0.5
   done
-  echo "kafka.sh: broker not ready after 60 s" >&2; down "$state"; return 1
+  echo "kafka.sh: broker not ready after $wait s" >&2; down "$state"; return 1
 }
 
 down() {
