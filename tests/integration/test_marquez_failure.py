@@ -47,7 +47,7 @@ def test_marquez_stopped_mid_emission_spool_then_replay_exactly_once(
     # per statement and day: other run ids than the per-run round trip on the same server
     settings = with_openlineage(
         sample_settings,
-        transport={"type": "http", "url": own_marquez.url, "timeout": 10, "retries": 0},
+        transport={"type": "http", "url": own_marquez.url, "timeout": 60, "retries": 0},
         job_namespace=NAMESPACE,
         emit_mode="per_statement_day",
         indirect_lineage="fields",
@@ -88,7 +88,7 @@ def test_marquez_stopped_mid_emission_spool_then_replay_exactly_once(
     counts = emitter.close()
     client.close(timeout=5.0)
 
-    assert killed, "Marquez was not stopped"
+    assert killed, f"Marquez was not stopped: {counts}, {emitter.rejections}"
     assert (counts.emitted, counts.failed) == (cut, 1)
     assert counts.spooled == len(events) - cut + 1 and spool.pending() == counts.spooled
     assert len(emitter.rejections) == 1
