@@ -83,13 +83,13 @@ def sample_overlay(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sample_settings(spark: object, sample_overlay: Path, monkeypatch_session: None) -> object:
     """The extract job run once on the sample logs; its settings (sink = the Delta tables)."""
     from lineage_udfs.settings import load_settings
-    from lineage_udfs.spark.extract import run as run_extraction
+    from lineage_udfs.spark.pipeline import run_extract
 
     settings = load_settings(
         [ROOT / "conf" / "base.yaml", ROOT / "conf" / "local.yaml", sample_overlay]
     )
-    summary = run_extraction(spark, settings)  # type: ignore[arg-type]
-    assert summary.status == "succeeded"
+    outcome = run_extract(spark, settings)  # type: ignore[arg-type]
+    assert outcome.run.status == "succeeded" and outcome.emit is None
     return settings
 
 
