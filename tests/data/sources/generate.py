@@ -607,7 +607,8 @@ def redshift() -> None:
     stl: list[list[object]] = []
     escaped = _long_select(200, "\\n")
     for seq, start in enumerate(range(0, len(escaped), 200)):
-        chunk_text = escaped[start : start + 200]
+        # CHAR(200), blank-padded: exports trim the trailing blanks, real ones included
+        chunk_text = escaped[start : start + 200].rstrip(" ")
         stl.append([104, 88950, 30211, 6950, seq, chunk_text])
     stl.reverse()
     _csv(
