@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
@@ -58,8 +58,13 @@ def _has(frame: DataFrame, *columns: str) -> bool:
     return all(c in frame.columns for c in columns)
 
 
+INPUT_FILE = "_input_file"
+"""The row's file, taken before a preset joins (a join makes ``_metadata`` ambiguous)."""
+
+
 def _keep_corrupt(frame: DataFrame) -> list[Column]:
-    return [F.col(CORRUPT_COLUMN)] if CORRUPT_COLUMN in frame.columns else []
+    """The bookkeeping columns a preset passes through: the corrupt record, the input file."""
+    return [F.col(c) for c in (CORRUPT_COLUMN, INPUT_FILE) if c in frame.columns]
 
 
 def _not_corrupt(frame: DataFrame) -> Column:
@@ -346,7 +351,7 @@ def _csvlog(spark: SparkSession, raw: DataFrame, source: SourceSettings) -> Data
     ``query`` is that statement. Every other row (connections, checkpoints, the error rows
     themselves) is not user SQL. ``log_time`` carries the log_timezone abbreviation: UTC/GMT and
     numeric offsets are read; set ``log_timezone = 'UTC'``."""
-    names = [c for c in raw.columns if c != CORRUPT_COLUMN]
+    names = [c for c in raw.columns if c not in (CORRUPT_COLUMN, INPUT_FILE)]
     if len(names) < 22:
         raise InputError(
             f"source {source.name!r} ({source.path}) is not a csvlog file: {len(names)} columns"
@@ -355,23 +360,14 @@ def _csvlog(spark: SparkSession, raw: DataFrame, source: SourceSettings) -> Data
         *[_c(c).alias(CSVLOG_COLUMNS[i]) for i, c in enumerate(names[: len(CSVLOG_COLUMNS)])],
         *_keep_corrupt(raw),
     )
+    # the session's next line, read before the statement filter
+    after = Window.partitionBy("session_id").orderBy(F.col("session_line_num").cast("long"))
+    is_error = F.col("error_severity").isin("ERROR", "FATAL", "PANIC")
+    log = log.withColumn("_err_query", F.lead(F.when(is_error, F.col("query"))).over(after))
     message = F.coalesce(F.col("message"), F.lit(""))
-    statements = log.where(
-        ((F.col("error_severity") == "LOG") & message.rlike(_STATEMENT)) | _not_corrupt(log)
-    )
-    errors = log.where(
-        F.col("error_severity").isin("ERROR", "FATAL", "PANIC") & F.col("query").isNotNull()
-    ).select(
-        F.col("session_id").alias("_err_session"),
-        (F.col("session_line_num").cast("long") - 1).alias("_err_line"),
-        F.col("query").alias("_err_query"),
-    )
     text = F.regexp_replace(message, _STATEMENT, "")
-    joined = statements.join(
-        errors,
-        (F.col("session_id") == F.col("_err_session"))
-        & (F.col("session_line_num").cast("long") == F.col("_err_line")),
-        "left",
+    joined = log.where(
+        ((F.col("error_severity") == "LOG") & message.rlike(_STATEMENT)) | _not_corrupt(log)
     )
     stamp = F.regexp_replace(F.col("log_time"), " (UTC|GMT)$", " +0000")
     return joined.select(
@@ -522,6 +518,8 @@ def apply_preset(spark: SparkSession, source: SourceSettings, raw: DataFrame) ->
     """The raw export's rows as canonical-named columns (the reader maps and checks them)."""
     if source.preset is None:
         return raw
+    if source.format != "delta":
+        raw = raw.withColumn(INPUT_FILE, F.col("_metadata.file_path"))
     return PRESETS[source.preset].transform(spark, raw, source)
 
 

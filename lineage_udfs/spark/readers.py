@@ -19,7 +19,7 @@ from pyspark.sql.types import DateType, StringType, StructField, StructType, Tim
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
-from lineage_udfs.sources.presets import apply_preset, with_preset_options
+from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
 
 logger = logging.getLogger(__name__)
@@ -114,6 +114,9 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
     )
     selected["query_id"] = F.coalesce(value("query_id"), row_hash)
     source_file = F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
+    if INPUT_FILE in raw.columns:  # a preset took it before joining
+        source_file = F.col(INPUT_FILE)
+        available = [c for c in available if c != INPUT_FILE]
     columns = [selected[f.name].cast(f.dataType).alias(f.name) for f in QUERY_LOG_SCHEMA]
     return raw.select(
         *columns,
