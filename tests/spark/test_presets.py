@@ -8,6 +8,7 @@ statement, and leave out the rows that are not user SQL.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ def _generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("fixture_generator", DATA / "generate.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
