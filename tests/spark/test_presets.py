@@ -26,7 +26,8 @@ from lineage_udfs.sources.presets import (
 )
 from lineage_udfs.sources.reconcile import RECONCILIATION_TABLE
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import RunSummary, run
+from lineage_udfs.spark.extraction import extract as run
+from lineage_udfs.spark.run_context import RunSummary
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "sources"
