@@ -30,6 +30,28 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.emit.config import OpenLineageSettings
 
+PRESET_FILE_FORMATS: dict[str, Literal["csv", "jsonl", "parquet", "delta"]] = {
+    "snowflake_query_history": "csv",
+    "bigquery_jobs": "jsonl",
+    "databricks_query_history": "jsonl",
+    "redshift_query_history": "csv",
+    "postgres_pg_stat_statements": "csv",
+    "postgres_csvlog": "csv",
+    "trino_query_completed": "jsonl",
+}
+"""Vendor query-history presets (``lineage_udfs.sources.presets``) → the file format they read."""
+
+PRESET_EXTRA_PATHS: dict[str, tuple[str, ...]] = {
+    "snowflake_query_history": (),
+    "bigquery_jobs": (),
+    "databricks_query_history": (),
+    "redshift_query_history": ("query_text",),
+    "postgres_pg_stat_statements": (),
+    "postgres_csvlog": (),
+    "trino_query_completed": (),
+}
+"""Optional companion exports a preset reads (e.g. Redshift's query text chunks)."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,10 +70,40 @@ class SourceSettings(_Strict):
     format: Literal["csv", "jsonl", "parquet", "delta"]
     path: str
     enabled: bool = True
+    preset: str | None = None
+    extra_paths: dict[str, str] = Field(default_factory=dict)
     columns: dict[str, str] = Field(default_factory=dict)
     defaults: dict[str, str] = Field(default_factory=dict)
     timestamp_format: str | None = None
     options: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_as_format(cls, data: Any) -> Any:
+        """``format: <preset>`` is ``preset: <preset>`` with the preset's file format."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        fmt = data.get("format")
+        if fmt in PRESET_FILE_FORMATS:
+            if data.get("preset") not in (None, fmt):
+                raise ValueError(f"format {fmt!r} and preset {data['preset']!r} disagree")
+            data["preset"] = fmt
+            data["format"] = PRESET_FILE_FORMATS[fmt]
+        preset = data.get("preset")
+        if preset is not None:
+            if preset not in PRESET_FILE_FORMATS:
+                raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESET_FILE_FORMATS)}")
+            data.setdefault("format", PRESET_FILE_FORMATS[preset])
+            unknown = sorted(set(data.get("extra_paths") or {}) - set(PRESET_EXTRA_PATHS[preset]))
+            if unknown:
+                raise ValueError(
+                    f"preset {preset!r} has no extra_paths {unknown}; "
+                    f"known: {list(PRESET_EXTRA_PATHS[preset])}"
+                )
+        elif data.get("extra_paths"):
+            raise ValueError("extra_paths needs a preset")
+        return data
 
     @field_validator("columns", "defaults")
     @classmethod

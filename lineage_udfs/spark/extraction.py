@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ErrorKind, ParseStatus
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, ExecutionSettings, JobSettings
+from lineage_udfs.sources.reconcile import reconcile_native_lineage
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
     annotate_edge_kind,
@@ -91,6 +92,9 @@ def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
     try:
         with session_confs(spark, confs):
             _stages(ctx)
+            ctx.summary.reconciliation = reconcile_native_lineage(
+                spark, settings.sources, ctx.tables
+            )
         ctx.finish("succeeded")
     except Exception:
         ctx.finish("failed")

@@ -19,6 +19,7 @@ from pyspark.sql.types import DateType, StringType, StructField, StructType, Tim
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
+from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
 
 logger = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
         InputError: the source cannot be opened, or a required or explicitly mapped column is
             missing (the message names it and lists the available columns).
     """
-    raw = _read_raw(spark, source)
+    source = with_preset_options(source)
+    raw = apply_preset(spark, source, _read_raw(spark, source))
     available = [c for c in raw.columns if c != CORRUPT_COLUMN]
     mapping = _resolve_mapping(source, available)
     types = dict(raw.dtypes)
@@ -112,6 +114,9 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
     )
     selected["query_id"] = F.coalesce(value("query_id"), row_hash)
     source_file = F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
+    if INPUT_FILE in raw.columns:  # a preset took it before joining
+        source_file = F.col(INPUT_FILE)
+        available = [c for c in available if c != INPUT_FILE]
     columns = [selected[f.name].cast(f.dataType).alias(f.name) for f in QUERY_LOG_SCHEMA]
     return raw.select(
         *columns,
@@ -122,6 +127,11 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
         ),
         F.coalesce(*errors).alias(LOAD_ERROR),
     )
+
+
+def read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
+    """A source's rows as its file holds them (CSV and JSON fields as strings)."""
+    return _read_raw(spark, with_preset_options(source))
 
 
 def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:

@@ -49,6 +49,7 @@ class RunSummary:
     input_bytes: int = 0
     shuffle_partitions: int | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    reconciliation: dict[str, dict[str, int]] = field(default_factory=dict)
     status: str = "running"
 
     def describe(self) -> str:

@@ -1,0 +1,1 @@
+"""Vendor query-history sources: presets and native lineage reconciliation."""

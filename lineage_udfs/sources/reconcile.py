@@ -1,0 +1,144 @@
+"""Native lineage reconciliation: the parser's edges against the engine's own record of them.
+
+For every source whose preset export records lineage (BigQuery ``referenced_tables`` /
+``destination_table``, Trino ``ioMetadata``), each query the export covers gets its table edges
+compared: ``agree`` (both), ``parser_only``, ``warehouse_only``; column edges likewise for the
+queries whose export lists column lineage. All three kinds are written to the
+``lineage_reconciliation`` Delta table (a source's rows are replaced on each run).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from lineage_udfs.settings import SourceSettings
+from lineage_udfs.sources.presets import native_lineage
+from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.readers import read_raw
+
+logger = logging.getLogger(__name__)
+
+RECONCILIATION_TABLE = "lineage_reconciliation"
+RECONCILIATION_SCHEMA = StructType(
+    [
+        StructField(name, StringType(), True)
+        for name in (
+            "source_name",
+            "query_id",
+            "level",  # table | column
+            "source_table",
+            "source_column",
+            "target_table",
+            "target_column",
+            "status",  # agree | parser_only | warehouse_only
+        )
+    ]
+)
+_TABLE_KEYS = ["query_id", "source_table", "target_table"]
+_COLUMN_KEYS = ["query_id", "source_table", "source_column", "target_table", "target_column"]
+
+
+def reconcile_native_lineage(
+    spark: SparkSession, sources: list[SourceSettings], tables: LineageTables
+) -> dict[str, dict[str, int]]:
+    """Write the reconciliation of every enabled source with native lineage.
+
+    Returns:
+        ``{"<source> <level>": {status: count}}`` for the log and the caller.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for source in sources:
+        if not source.enabled:
+            continue
+        native = native_lineage(source, read_raw(spark, source))
+        if native is None:
+            continue
+        edges, scope = native
+        result = _reconcile(source.name, edges, scope, tables).cache()
+        try:
+            _write(spark, tables, source.name, result)
+            for row in result.groupBy("level", "status").count().collect():
+                key = f"{source.name} {row['level']}"
+                counts.setdefault(key, {})[row["status"]] = int(row["count"])
+        finally:
+            result.unpersist()
+    for key, by_status in sorted(counts.items()):
+        logger.info("native lineage reconciliation %s: %s", key, dict(sorted(by_status.items())))
+    return counts
+
+
+def _reconcile(name: str, native: DataFrame, scope: DataFrame, tables: LineageTables) -> DataFrame:
+    queries = tables.read("queries").join(scope, "query_id", "left_semi")
+    queries = queries.select("query_id", "fingerprint")
+
+    def lower(frame: DataFrame, columns: list[str]) -> DataFrame:
+        return frame.select(
+            *[F.lower(F.col(c)).alias(c) if c != "query_id" else F.col(c) for c in columns]
+        ).distinct()
+
+    parser_tables = lower(
+        queries.join(tables.read("table_lineage"), "fingerprint").select(*_TABLE_KEYS), _TABLE_KEYS
+    )
+    native_tables = lower(native.where(F.col("source_column").isNull()), _TABLE_KEYS)
+    column_scope = native.where(F.col("source_column").isNotNull()).select("query_id").distinct()
+    parser_columns = lower(
+        queries.join(column_scope, "query_id", "left_semi")
+        .join(tables.read("column_lineage"), "fingerprint")
+        .select(*_COLUMN_KEYS),
+        _COLUMN_KEYS,
+    )
+    native_columns = lower(native.where(F.col("source_column").isNotNull()), _COLUMN_KEYS)
+    return _compare(name, "table", parser_tables, native_tables, _TABLE_KEYS).unionByName(
+        _compare(name, "column", parser_columns, native_columns, _COLUMN_KEYS)
+    )
+
+
+def _compare(
+    name: str, level: str, parser: DataFrame, native: DataFrame, keys: list[str]
+) -> DataFrame:
+    joined = parser.withColumn("_p", F.lit(True)).join(
+        native.withColumn("_n", F.lit(True)), keys, "full_outer"
+    )
+    status = (
+        F.when(F.col("_p") & F.col("_n"), F.lit("agree"))
+        .when(F.col("_p"), F.lit("parser_only"))
+        .otherwise(F.lit("warehouse_only"))
+    )
+    missing = [F.lit(None).cast(StringType()).alias(c) for c in _COLUMN_KEYS if c not in keys]
+    return joined.select(
+        F.lit(name).alias("source_name"),
+        F.lit(level).alias("level"),
+        *[F.col(k) for k in keys],
+        *missing,
+        status.alias("status"),
+    ).select(*RECONCILIATION_SCHEMA.fieldNames())
+
+
+def _write(spark: SparkSession, tables: LineageTables, name: str, rows: DataFrame) -> None:
+    """Replace the source's rows in one Delta transaction (the table is created on first use)."""
+    table_name, path = tables.location(RECONCILIATION_TABLE)
+    literal = name.replace("\\", "\\\\").replace("'", "\\'")
+    writer = (
+        rows.write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", f"source_name = '{literal}'")
+    )
+    exists = (
+        spark.catalog.tableExists(table_name) if table_name else _delta_exists(spark, path)  # type: ignore[arg-type]
+    )
+    if not exists:
+        writer = rows.write.format("delta").mode("overwrite")
+    if table_name:
+        writer.saveAsTable(table_name)
+    else:
+        writer.save(path)
+
+
+def _delta_exists(spark: SparkSession, path: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return bool(DeltaTable.isDeltaTable(spark, path))
