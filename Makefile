@@ -37,7 +37,8 @@ graph: venv  ## the upstream graph of T (default reports.daily_revenue) as linea
 	$(VENV)/bin/lineage upstream $(T) --html lineage-graph.html $(ARGS)
 
 test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chromium, Graphviz
-	apt-get update && apt-get install -y --no-install-recommends chromium graphviz
+	command -v chromium >/dev/null && command -v dot >/dev/null || \
+	  { apt-get update && apt-get install -y --no-install-recommends chromium graphviz; }
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
 	$(PY) -m pytest -m "not engine"
