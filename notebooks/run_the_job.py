@@ -72,9 +72,13 @@ settings = settings.model_copy(
     }
 )
 outcome = pipeline.run_extract(spark, settings)
-print(outcome.line())
 summary = outcome.run
-assert summary.status == "succeeded", summary
+print(f"extraction {summary.status}: run {summary.run_id}")
+assert summary.status == "succeeded", summary.line()
+if outcome.graph is not None:
+    print(pipeline.graph_line(outcome.graph))
+emitted = pipeline.emit_line(outcome.emit) if outcome.emit is not None else "not emitted"
+print(f"openlineage: {emitted}")
 
 # COMMAND ----------
 
