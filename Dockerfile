@@ -9,8 +9,8 @@ ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BASE_IMAGE}
 
 ENV LANG=C.UTF-8 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY scripts/install.sh /tmp/install.sh
-RUN /tmp/install.sh --system && rm /tmp/install.sh \
+COPY scripts/install.sh /usr/local/sbin/lineage-install
+RUN lineage-install --system && rm /usr/local/sbin/lineage-install \
  && useradd --create-home --uid 10001 --shell /usr/sbin/nologin lineage \
  && install -d -o lineage -g lineage /opt/lineage
 
