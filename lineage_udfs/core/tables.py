@@ -264,7 +264,9 @@ def _create(statement: exp.Create, b: _Build) -> bool:
 
 
 def _merge(statement: exp.Merge, b: _Build) -> bool:
-    b.add_target(statement.this)
+    name = b.add_target(statement.this)
+    if b.opts.update_target_as_source and name and name not in b.result.sources:
+        b.result.sources.append(name)
     return False
 
 
