@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from sqlglot import exp
+from sqlglot.errors import ParseError
 
 from lineage_udfs.core.catalog import CatalogIndex
 from lineage_udfs.core.enums import TransformationSubtype as Sub
@@ -38,6 +39,8 @@ from lineage_udfs.core.subtypes import (
     step,
     window_ctx,
 )
+
+_CASTS = (exp.Cast, exp.TryCast)
 
 
 class ExpressionReader(ABC):
@@ -185,6 +188,9 @@ class ExpressionReader(ABC):
         stack: list[tuple[exp.Expr, Sub]] = [(node, ctx)]
         while stack:
             item, sub = stack.pop()
+            if type(item) in _CASTS and self._keeps_type(item, env, aliases, using, prefer_alias):
+                stack.append((item.this, sub))
+                continue
             plain = PLAIN_KINDS.get(type(item), UNKNOWN)
             if plain is UNKNOWN:
                 plain = plain_kind(type(item))
@@ -311,6 +317,35 @@ class ExpressionReader(ABC):
                     continue
                 stack.append((child, child_sub))
         return out
+
+    def _keeps_type(
+        self,
+        cast: exp.Expr,
+        env: list[dict[str, Source]],
+        aliases: dict[str, frozenset[Dep]] | None,
+        using: set[str] | None,
+        prefer_alias: bool,
+    ) -> bool:
+        """Whether ``cast`` converts one column to the type the catalog declares for it.
+
+        Such a cast changes nothing (Spark's analyser removes it), so its column passes on
+        with the subtype it has. Only a single catalog column read as is (IDENTITY) qualifies;
+        with no catalog, no declared type, or a type that does not parse, a cast stays a
+        TRANSFORMATION."""
+        operand, to = cast.this, cast.args.get("to")
+        if not self.catalog or not isinstance(operand, exp.Column) or to is None:
+            return False
+        deps = self.resolve_column(operand, env, aliases, using, prefer_alias)
+        if len(deps) != 1:
+            return False
+        table, column, sub = next(iter(deps))
+        declared = self.catalog.column_type(table, column)
+        if sub is not Sub.IDENTITY or not declared:
+            return False
+        try:
+            return bool(exp.DataType.build(declared, dialect=self.ctx.dialect) == to)
+        except (ParseError, ValueError):
+            return False
 
     def resolve_column(
         self,
