@@ -101,8 +101,9 @@ class NameContext:
                     or None
                 )
         if not isinstance(this, exp.Identifier):
-            if isinstance(this, exp.Dot):
-                parts = [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
+            if isinstance(this, exp.Dot):  # a name of four or more parts (linked servers)
+                parts = [self.ident(table.args.get("catalog")), self.ident(table.args.get("db"))]
+                parts += [self.ident(p) for p in this.flatten() if isinstance(p, exp.Identifier)]
                 return ".".join(p for p in parts if p) or None
             return None
         if is_file_path(table):  # parquet.`/path`, FROM 's3://…/x.csv': an external dataset
