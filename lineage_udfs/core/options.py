@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import astuple, dataclass
 
-PARSER_REVISION = 5
+PARSER_REVISION = 6
 """Revision of the parser's rules. Bump it in the commit that changes any rule's output: results
 stored under another revision are parsed again by an incremental run (see ``digest``)."""
 
