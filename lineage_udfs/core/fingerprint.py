@@ -83,9 +83,98 @@ WORD_PATTERN = r"[A-Za-z0-9_$@#\u0080-\uffff]+"
 WHITESPACE_PATTERN = r"[ \t\n\r\f\x0b]+"
 OTHER_PATTERN = r"[\s\S]"
 
+
+def _ci(word: str) -> str:
+    """``word`` as a case-insensitive regex of explicit ASCII classes (``PWD`` -> ``[Pp][Ww][Dd]``).
+
+    Not ``(?i)``: Python folds some non-ASCII letters into ASCII ones (``\u017f`` ~ ``s``) and
+    Java does not, so the two engines would disagree."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+
+
+_WS = r"[ \t\n\r\f\x0b]"
+CREDENTIAL_NAMES: tuple[str, ...] = (
+    "PASSWORD",
+    "PASSWD",
+    "PWD",
+    "PASSPHRASE",
+    "SECRET",
+    "SECRET_KEY",
+    "TOKEN",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "API_KEY",
+    "APIKEY",
+    "ACCESS_KEY",
+    "ACCESS_KEY_ID",
+    "KEY_ID",
+    "PRIVATE_KEY",
+    "ACCOUNT_KEY",
+    "MASTER_KEY",
+    "CONNECTION",
+    "CONNECTION_STRING",
+)
+"""Names whose value is a credential: any of them, alone or as the last part of a name joined
+by ``_`` (``AWS_SECRET_KEY``, ``AZURE_SAS_TOKEN``, ``client_secret``, ``db_password``), any case.
+A name that only starts with one (``password_hash``, ``token_count``) is not one."""
+
+NOT_A_SECRET_WORDS: tuple[str, ...] = (
+    "AND", "AS", "ASC", "BETWEEN", "BIGINT", "BINARY", "BLOB", "BOOLEAN", "BY", "BYTES", "CHAR",
+    "CLOB", "COLLATE", "COMMENT", "CROSS", "DATE", "DECIMAL", "DEFAULT", "DESC", "ELSE", "END",
+    "EXCEPT", "FROM", "FULL", "GROUP", "HAVING", "ILIKE", "IN", "INNER", "INT", "INTEGER",
+    "INTERSECT", "INTO", "IS", "JOIN", "LEFT", "LIKE", "LIMIT", "MINUS", "NOT", "NULL", "NULLS",
+    "NUMBER", "NUMERIC", "NVARCHAR", "ON", "OR", "ORDER", "OUTER", "OVER", "PRIMARY",
+    "REFERENCES", "RIGHT", "RLIKE", "SELECT", "SET", "STRING", "TEXT", "THEN", "TIMESTAMP",
+    "UNION", "UNIQUE", "USING", "UUID", "VALUES", "VARBINARY", "VARCHAR", "VARIANT", "WHEN",
+    "WHERE", "WINDOW", "WITH",
+)  # fmt: skip
+"""Words that follow a *column* named like a credential in ordinary SQL (``SELECT password
+FROM``, ``token VARCHAR(64)``): never taken for the bare-word value of a credential clause."""
+
+_WORD_END = r"(?![A-Za-z0-9_$@#\u0080-\uffff])"
+CREDENTIAL_KEYWORD_PATTERN = (
+    _ci("IDENTIFIED")
+    + f"(?:{_WS}+{_ci('WITH')}{_WS}+[A-Za-z0-9_]+)?{_WS}+{_ci('BY')}"
+    + f"(?:{_WS}+{_ci('PASSWORD')})?"
+    + "|(?:[A-Za-z0-9]+_)*(?:"
+    + "|".join(_ci(n) for n in sorted(CREDENTIAL_NAMES, key=len, reverse=True))
+    + ")"
+)
+"""``IDENTIFIED [WITH plugin] BY [PASSWORD]`` (Oracle, MySQL, Postgres) or a credential name."""
+
+_SEPARATOR = f"(?:{_WS}|{COMMENT_PATTERN})*"
+CREDENTIAL_VALUE_PATTERN = (
+    r"(?:'[^'\\]*(?:(?:\\[\s\S]|'')[^'\\]*)*(?:'|$)"
+    r'|"[^"\\]*(?:(?:\\[\s\S]|"")[^"\\]*)*(?:"|$)'
+    r"|`[^`]*(?:``[^`]*)*(?:`|$)"
+    r"|\$[A-Za-z0-9_]*\$[\s\S]*?\$[A-Za-z0-9_]*\$"
+    f"|(?!(?:{'|'.join(_ci(w) for w in NOT_A_SECRET_WORDS)}){_WORD_END})"
+    r"[^ \t\n\r\f\x0b,;()'\"`=:>](?:(?!\*/|--)[^ \t\n\r\f\x0b,;()'\"`])*)"
+)
+"""The value of a credential clause, whatever its token type: a string, a quoted identifier,
+a dollar-quoted string or a bare run of characters up to a space, ``,``, ``;`` or a bracket."""
+
+CREDENTIAL_PATTERN = (
+    f"(?:{CREDENTIAL_KEYWORD_PATTERN}){_WORD_END}{_SEPARATOR}"
+    f"(?:(?:=>|=|:){_SEPARATOR})?{CREDENTIAL_VALUE_PATTERN}"
+)
+"""One token: a credential clause, keyword to value (``PASSWORD = hunter2``, ``IDENTIFIED BY
+tiger``, ``aws_key_id=AKIA…``). It is the first alternative of :data:`TOKEN_PATTERN`, so it is
+only found where a token starts: never inside a string, comment or quoted identifier."""
+
+CREDENTIAL_CAPTURE_PATTERN = (
+    f"^({CREDENTIAL_KEYWORD_PATTERN}){_SEPARATOR}((?:=>|=|:)?){_SEPARATOR}"
+    f"{CREDENTIAL_VALUE_PATTERN}$"
+)
+"""A credential token with the keyword as group 1 and the operator (maybe empty) as group 2."""
+CREDENTIAL_REPLACEMENT_JAVA = "$1 $2 ?"
+"""What a credential token becomes (``java.util.regex`` replacement syntax; Python: the same
+through :func:`_mask_credential`): ``PASSWORD = ?``, ``IDENTIFIED BY  ?``."""
+
 TOKEN_PATTERN = "|".join(
     f"(?:{p})"
     for p in (
+        CREDENTIAL_PATTERN,
         COMMENT_PATTERN,
         DOLLAR_STRING_PATTERN,
         SINGLE_QUOTED_PATTERN,
@@ -133,10 +222,23 @@ LINEAGE_KEYWORD_PATTERN = (
 """Any of these (or a statement separator ``;``) keeps a row that looks like a plain query:
 ``SELECT … INTO``, a CTE feeding an INSERT, a multi-statement script. When unsure, keep."""
 
+ACCOUNT_STATEMENT_PATTERN = (
+    r"(?i)^[( ]*(?:GRANT|REVOKE|DENY|SET PASSWORD|SET ROLE"
+    r"|(?:CREATE|ALTER|DROP)(?: OR REPLACE)?(?: IF (?:NOT )?EXISTS)?"
+    r" (?:USER|ROLE|LOGIN|GROUP|DATABASE ROLE|APPLICATION ROLE|SECRET|CREDENTIAL|CONNECTION"
+    r"|(?:SECURITY|STORAGE|API|NOTIFICATION|EXTERNAL ACCESS) INTEGRATION|NETWORK POLICY"
+    r"|PASSWORD POLICY|AUTHENTICATION POLICY|SERVER|USER MAPPING))(?![A-Za-z0-9_$])"
+)
+"""Statements that only manage users, roles, grants and stored credentials: never lineage,
+whatever keywords they hold (``GRANT INSERT ON t``, ``CREATE USER … PASSWORD …``), so they are
+not stored at all (only counted as not relevant)."""
+
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
+_CREDENTIAL_CAPTURE_RE = re.compile(CREDENTIAL_CAPTURE_PATTERN)
 _CLASS_RES = {
     name: re.compile(pattern)
     for name, pattern in (
+        ("credential", CREDENTIAL_PATTERN),
         ("comment", COMMENT_PATTERN),
         ("dollar", DOLLAR_STRING_PATTERN),
         ("single", SINGLE_QUOTED_PATTERN),
@@ -149,6 +251,7 @@ _COPY_GRANTS_RE = re.compile(COPY_GRANTS_PATTERN)
 _TRAILING_RE = re.compile(TRAILING_PATTERN)
 _WHITESPACE_RE = re.compile(WHITESPACE_PATTERN)
 _NOT_RELEVANT_RE = re.compile(NOT_RELEVANT_PATTERN)
+_ACCOUNT_STATEMENT_RE = re.compile(ACCOUNT_STATEMENT_PATTERN)
 _LINEAGE_KEYWORD_RE = re.compile(LINEAGE_KEYWORD_PATTERN)
 
 
@@ -167,9 +270,20 @@ def is_double_quote_string_dialect(dialect: str | None) -> bool:
     return (dialect or "").lower() in DOUBLE_QUOTE_STRING_DIALECTS
 
 
+def _mask_credential(token: str) -> str:
+    """A credential token as :data:`CREDENTIAL_REPLACEMENT_JAVA` makes it: keyword, operator,
+    ``?``."""
+    match = _CREDENTIAL_CAPTURE_RE.match(token)
+    if match is None:  # unreachable for a token the credential class matched whole
+        return LITERAL_REPLACEMENT
+    return f"{match.group(1)} {match.group(2)} {LITERAL_REPLACEMENT}"
+
+
 def _mask_token(token: str, double_quote_is_string: bool) -> str:
     """Classify one token as the Spark CASE expression does (the reference for the fast path
     in :func:`mask_literals`; a unit test checks both agree)."""
+    if _CLASS_RES["credential"].fullmatch(token):
+        return _mask_credential(token)
     if _CLASS_RES["comment"].fullmatch(token):
         return COMMENT_REPLACEMENT
     if _CLASS_RES["dollar"].fullmatch(token) or _CLASS_RES["single"].fullmatch(token):
@@ -189,6 +303,7 @@ _KINDED_TOKEN_RE = re.compile(
     "|".join(
         f"(?P<{kind}>{pattern})"
         for kind, pattern in (
+            ("credential", CREDENTIAL_PATTERN),
             ("comment", COMMENT_PATTERN),
             ("dollar", _DOLLAR_NAMED_PATTERN),
             ("single", SINGLE_QUOTED_PATTERN),
@@ -209,6 +324,8 @@ def _masker(double_quote_is_string: bool) -> Callable[[re.Match[str]], str]:
             return match.group(0)
         if kind == "comment":
             return COMMENT_REPLACEMENT
+        if kind == "credential":
+            return _mask_credential(match.group(0))
         if kind == "backtick":
             token = match.group(0)
             return LITERAL_REPLACEMENT if _PATH_RE.fullmatch(token) else token
@@ -288,9 +405,11 @@ def fingerprint(
 def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) -> bool:
     """Cheap prefilter on the normalized masked text; conservative (when unsure, True).
 
-    View and procedure definitions are always relevant. Otherwise a statement is dropped only when
-    it starts with a plainly lineage-free keyword (SELECT, WITH, SHOW, SET, USE, …) and contains
-    none of the keywords that could make it write data (INTO, INSERT, CREATE, MERGE, ``;`` …).
+    View and procedure definitions are always relevant; statements that manage users, roles,
+    grants or stored credentials (:data:`ACCOUNT_STATEMENT_PATTERN`) never are. Otherwise a
+    statement is dropped only when it starts with a plainly lineage-free keyword (SELECT, WITH,
+    SHOW, SET, USE, …) and contains none of the keywords that could make it write data (INTO,
+    INSERT, CREATE, MERGE, ``;`` …).
 
     Examples:
         >>> is_lineage_relevant("SELECT a FROM t WHERE x = ?")
@@ -301,9 +420,45 @@ def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) 
         True
         >>> is_lineage_relevant("SELECT * FROM v", object_kind="view")
         True
+        >>> is_lineage_relevant("CREATE USER u PASSWORD = ?")
+        False
     """
     if (object_kind or "").lower() in DEFINITION_KINDS:
         return True
+    if _ACCOUNT_STATEMENT_RE.search(normalized_masked) is not None:
+        return False
     if _NOT_RELEVANT_RE.search(normalized_masked) is None:
         return True
     return _LINEAGE_KEYWORD_RE.search(normalized_masked) is not None
+
+
+_FIGURE_BEFORE_RE = re.compile(
+    r"(?i)(?:line|col|column|position|offset|longer than|more than|limit of|after|max)[: ]*$"
+)
+_FIGURE_AFTER_RE = re.compile(r"(?i)^ ?(?:characters|chars|bytes|seconds|s|ms|statements)\b")
+
+
+def mask_message(message: str) -> str:
+    """Mask the SQL quoted in one of our failure messages, keeping the message's own figures.
+
+    Strings, quoted text, comments and credential clauses are masked as in SQL (as MySQL, which
+    treats both quote kinds as strings); a number is kept only where it is one of our figures:
+    after ``line``, ``col``, ``longer than`` … or before ``characters``, ``seconds`` ….
+
+    Examples:
+        >>> mask_message("statement longer than 1000000 characters")
+        'statement longer than 1000000 characters'
+        >>> mask_message("Expecting ) at line 3, col 14: WHERE id = 4111 AND pw = 'x'")
+        'Expecting ) at line 3, col 14: WHERE id = ? AND pw = ?'
+    """
+    mask = _MASKERS[True]
+    parts: list[str] = []
+    for match in _KINDED_TOKEN_RE.finditer(message):
+        if match.lastgroup == "number" and (
+            _FIGURE_BEFORE_RE.search(message[max(0, match.start() - 16) : match.start()])
+            or _FIGURE_AFTER_RE.match(message[match.end() : match.end() + 12])
+        ):
+            parts.append(match.group(0))
+        else:
+            parts.append(mask(match))
+    return "".join(parts)

@@ -53,7 +53,15 @@ def mask_literals_col(text: Column, dialect: Column) -> Column:
 
     def classify(token: Column) -> Column:
         return (
-            F.when(token.rlike(_whole(fp.COMMENT_PATTERN)), F.lit(fp.COMMENT_REPLACEMENT))
+            F.when(
+                token.rlike(_whole(fp.CREDENTIAL_PATTERN)),
+                F.regexp_replace(
+                    token,
+                    F.lit(fp.CREDENTIAL_CAPTURE_PATTERN),
+                    F.lit(fp.CREDENTIAL_REPLACEMENT_JAVA),
+                ),
+            )
+            .when(token.rlike(_whole(fp.COMMENT_PATTERN)), F.lit(fp.COMMENT_REPLACEMENT))
             .when(
                 token.rlike(_whole(fp.DOLLAR_STRING_PATTERN))
                 | token.rlike(_whole(fp.SINGLE_QUOTED_PATTERN)),
@@ -113,7 +121,8 @@ def is_relevant_col(normalized: Column, object_kind: Column) -> Column:
     plainly_not = normalized.rlike(fp.NOT_RELEVANT_PATTERN) & ~normalized.rlike(
         fp.LINEAGE_KEYWORD_PATTERN
     )
-    return is_definition | ~plainly_not
+    account = normalized.rlike(fp.ACCOUNT_STATEMENT_PATTERN)
+    return is_definition | ~(plainly_not | account)
 
 
 def with_default_dialect(log: DataFrame, default_dialect: str) -> DataFrame:

@@ -20,7 +20,7 @@ import zipimport
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from lineage_udfs.core.fingerprint import mask_literals
+from lineage_udfs.core.fingerprint import mask_message
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
@@ -150,8 +150,8 @@ def freeze_new_state(options: ParserOptions) -> bool:
 
 
 def mask_error(message: str) -> str:
-    """A failure message with its literals masked (a syntax error may quote the statement)."""
-    return mask_literals(message, "mysql")
+    """A failure message with the SQL it may quote masked, its own figures kept."""
+    return mask_message(message)
 
 
 def parse_batches(

@@ -80,6 +80,12 @@ def test_spark_masking_equals_python_on_edge_cases(spark: SparkSession) -> None:
         ("postgres", "INSERT INTO a SELECT E'\\n', INTERVAL '3 days', -7 FROM b WHERE c = 'open"),
         ("spark", "CREATE OR REPLACE TABLE a COPY GRANTS AS SELECT ü, '€' FROM b ; \n"),
         ("databricks", "INSERT INTO t SELECT `a` FROM delta.`s3://b/dt=1` d, parquet.`/m/x`"),
+        ("oracle", "CREATE USER s IDENTIFIED BY tiger1 DEFAULT TABLESPACE u"),
+        ("snowflake", 'ALTER USER u SET PASSWORD = "Hunter 2", pwd=x; SELECT password FROM t'),
+        ("snowflake", "COPY INTO t FROM @s CREDENTIALS=(aws_key_id=AKIA1 aws_secret_key=a/b+c)"),
+        ("postgres", "ALTER ROLE r PASSWORD /* c */ $q$a b$q$ VALID UNTIL x"),
+        ("spark", "CREATE TABLE t USING jdbc OPTIONS (password => p@ss!, api_key `k`) AS x"),
+        ("mysql", "ALTER USER a IDENTIFIED WITH caching_sha2_password BY hunter2"),
     ]
     frame = spark.createDataFrame(cases, "dialect string, query_text string")
     rows = prepare_statements(

@@ -51,6 +51,93 @@ MASK_CASES = [
     ("unterminated_string", "spark", "INSERT INTO t SELECT 'abc", "INSERT INTO t SELECT ?"),
     ("negative_number", "spark", "SELECT -42 FROM t", "SELECT -? FROM t"),
     ("word_starting_with_digit", "hive", "SELECT * FROM 2024_sales", "SELECT * FROM 2024_sales"),
+    # credential clauses: the value is masked whatever its token type
+    (
+        "identified_by_word",
+        "oracle",
+        "CREATE USER s IDENTIFIED BY tiger1",
+        "CREATE USER s IDENTIFIED BY  ?",
+    ),
+    (
+        "identified_with_plugin_by",
+        "mysql",
+        "ALTER USER a IDENTIFIED WITH caching_sha2_password BY hunter2",
+        "ALTER USER a IDENTIFIED WITH caching_sha2_password BY  ?",
+    ),
+    (
+        "password_word",
+        "postgres",
+        "ALTER ROLE r PASSWORD hunter2 VALID UNTIL x",
+        "ALTER ROLE r PASSWORD  ? VALID UNTIL x",
+    ),
+    (
+        "password_equals_word",
+        "snowflake",
+        "ALTER USER u SET PASSWORD=Hunter_2",
+        "ALTER USER u SET PASSWORD = ?",
+    ),
+    (
+        "password_quoted_identifier",
+        "snowflake",
+        'ALTER USER u SET PASSWORD = "Hunter 2"',
+        "ALTER USER u SET PASSWORD = ?",
+    ),
+    ("password_backtick", "spark", "OPTIONS (pwd `s3cr3t`)", "OPTIONS (pwd  ?)"),
+    ("password_dollar", "postgres", "ALTER ROLE r PASSWORD $q$a b$q$", "ALTER ROLE r PASSWORD  ?"),
+    (
+        "password_after_comment",
+        "postgres",
+        "ALTER ROLE r PASSWORD /* c */ hunter2",
+        "ALTER ROLE r PASSWORD  ?",
+    ),
+    (
+        "aws_credentials_unquoted",
+        "snowflake",
+        "COPY INTO t FROM @s CREDENTIALS=(aws_key_id=AKIAX1 AWS_SECRET_KEY = ab/c+d aws_token=z)",
+        "COPY INTO t FROM @s CREDENTIALS=(aws_key_id = ? AWS_SECRET_KEY = ? aws_token = ?)",
+    ),
+    (
+        "azure_sas_and_options",
+        "spark",
+        "CREATE TABLE t USING jdbc OPTIONS (url ?, password => p@ss!, azure_sas_token: sv=1&sig=x)",
+        "CREATE TABLE t USING jdbc OPTIONS (url ?, password => ?, azure_sas_token : ?)",
+    ),
+    (
+        "connection_name",
+        "bigquery",
+        "SELECT 1 FROM t WITH CONNECTION conn_x",
+        "SELECT ? FROM t WITH CONNECTION  ?",
+    ),
+    (
+        "columns_named_like_credentials_kept",
+        "spark",
+        "SELECT password, token AS t FROM u",
+        "SELECT password, token AS t FROM u",
+    ),
+    (
+        "credential_column_types_kept",
+        "spark",
+        "CREATE TABLE u (password VARCHAR(9), api_key STRING)",
+        "CREATE TABLE u (password VARCHAR(?), api_key STRING)",
+    ),
+    (
+        "credential_prefix_is_not_a_credential",
+        "spark",
+        "SELECT password_hash h FROM u",
+        "SELECT password_hash h FROM u",
+    ),
+    (
+        "credential_word_in_comment_and_string",
+        "spark",
+        "SELECT 'password x' /* token y */ FROM u",
+        "SELECT ?   FROM u",
+    ),
+    (
+        "quoted_credential_identifier_kept",
+        "snowflake",
+        'SELECT "PASSWORD" FROM u',
+        'SELECT "PASSWORD" FROM u',
+    ),
 ]
 
 
@@ -100,6 +187,12 @@ _FRAGMENTS = [
     "X'FF'",
     "E'\\n'",
     "/",
+    "password",
+    "IDENTIFIED BY",
+    " = ",
+    "hunter2",
+    "aws_key_id=",
+    "FROM",
 ]
 
 
@@ -173,6 +266,14 @@ RELEVANCE_CASES = [
     ("alter_session", "ALTER SESSION SET TIMEZONE = ?", None, False),
     ("unknown_is_kept", "FROB a INTO b", None, True),
     ("selected_column_named_like_keyword_is_kept", "SELECT created, updates FROM b", None, False),
+    ("create_user", "CREATE USER u PASSWORD = ? DEFAULT_ROLE = r", None, False),
+    ("create_or_replace_role", "CREATE OR REPLACE ROLE analyst", None, False),
+    ("alter_role", "ALTER ROLE r WITH LOGIN PASSWORD ?", None, False),
+    ("grant_insert", "GRANT INSERT, UPDATE ON TABLE a TO ROLE r", None, False),
+    ("revoke_merge", "REVOKE MERGE ON a FROM u", None, False),
+    ("create_secret", "CREATE SECRET s TYPE = PASSWORD USERNAME = ? PASSWORD = ?", None, False),
+    ("drop_user", "DROP USER IF EXISTS u", None, False),
+    ("create_user_table_is_lineage", "CREATE TABLE users AS SELECT * FROM b", None, True),
 ]
 
 
@@ -183,3 +284,18 @@ RELEVANCE_CASES = [
 )
 def test_is_lineage_relevant_cases(sql: str, kind: str | None, expected: bool) -> None:
     assert fp.is_lineage_relevant(sql, kind) is expected
+
+
+MESSAGE_CASES = [
+    ("statement longer than 1000000 characters", "statement longer than 1000000 characters"),
+    ("Invalid expression at line 12, col 7", "Invalid expression at line 12, col 7"),
+    ("parse timed out after 30 s", "parse timed out after 30 s"),
+    ("near WHERE id = 4111 AND pw = 'x'", "near WHERE id = ? AND pw = ?"),
+    ("near PASSWORD hunter2 at line 1, col 9", "near PASSWORD  ? at line 1, col 9"),
+    ('near "secret" 42', "near ? ?"),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), MESSAGE_CASES)
+def test_mask_message_masks_the_sql_and_keeps_our_figures(message: str, expected: str) -> None:
+    assert fp.mask_message(message) == expected
