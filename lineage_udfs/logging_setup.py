@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import logging
 
+from lineage_udfs.redaction import RedactingFormatter
 from lineage_udfs.settings import LoggingSettings
 
 
 def configure_logging(settings: LoggingSettings | None = None) -> None:
-    """Configure the root logger once, from settings; quiet py4j.
+    """Configure the root logger once, from settings; quiet py4j. Every line is redacted
+    (``lineage_udfs.redaction``): no credential from config or a URL reaches the log.
 
     Args:
         settings: level and format; defaults when None.
     """
     settings = settings or LoggingSettings()
     logging.basicConfig(level=settings.level, format=settings.format, force=True)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(RedactingFormatter(settings.format))
     logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ErrorKind, ParseStatus
+from lineage_udfs.redaction import settings_json
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, ExecutionSettings, JobSettings
 from lineage_udfs.sources.reconcile import reconcile_native_lineage
 from lineage_udfs.spark.delta import (
@@ -395,7 +396,7 @@ def _record_run(ctx: RunContext) -> None:
             F.lit(summary.run_id).alias("run_id"),
             F.lit(summary.started_at).cast("timestamp").alias("started_at"),
             F.current_timestamp().alias("ended_at"),
-            F.lit(ctx.settings.model_dump_json()).alias("config_json"),
+            F.lit(settings_json(ctx.settings)).alias("config_json"),
             F.lit(summary.input_fingerprint).alias("input_fingerprint"),
             F.lit(summary.rows_read).cast("long").alias("rows_read"),
             F.lit(summary.rows_not_relevant).cast("long").alias("rows_not_relevant"),
