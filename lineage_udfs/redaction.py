@@ -13,9 +13,10 @@ file holds anyway is redacted before it is stored (``lineage_runs.config_json``)
 Examples:
     >>> redact_text("posting to https://bob:pw@marquez:5000/api?api_key=abc&x=1")
     'posting to https://***@marquez:5000/api?api_key=***&x=1'
-    >>> redact_config({"url": "jdbc:sqlserver://h;user=a;password=p", "sasl.password": "p",
-    ...                "api_key_env": "OL_KEY", "custom_headers": {"X-Token": "t"}})
-    {'url': 'jdbc:sqlserver://h;user=a;password=***', 'sasl.password': '***', 'api_key_env': 'OL_KEY', 'custom_headers': {'X-Token': '***'}}
+    >>> redact_config({"url": "jdbc:sqlserver://h;user=a;password=p", "sasl.password": "p"})
+    {'url': 'jdbc:sqlserver://h;user=a;password=***', 'sasl.password': '***'}
+    >>> redact_config({"api_key_env": "OL_KEY", "custom_headers": {"X-Tenant": "t"}})
+    {'api_key_env': 'OL_KEY', 'custom_headers': {'X-Tenant': '***'}}
 """
 
 from __future__ import annotations
