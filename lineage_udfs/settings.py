@@ -336,7 +336,8 @@ def load_settings(paths: Sequence[str | Path]) -> JobSettings:
         except OSError as exc:
             raise ConfigError(f"cannot read config file {path}: {exc}") from exc
         except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+            detail = " ".join(str(exc).split())
+            raise ConfigError(f"config file {path} is not valid YAML: {detail}") from exc
         if loaded is None:
             continue
         if not isinstance(loaded, Mapping):
@@ -348,4 +349,11 @@ def load_settings(paths: Sequence[str | Path]) -> JobSettings:
         return JobSettings.model_validate(merged)
     except ValidationError as exc:
         names = ", ".join(str(p) for p in paths)
-        raise ConfigError(f"invalid settings from [{names}]:\n{exc}") from exc
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid settings from [{names}]: {problems} (every key and its meaning:"
+            " conf/base.yaml)"
+        ) from exc

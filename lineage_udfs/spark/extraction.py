@@ -42,6 +42,7 @@ from lineage_udfs.spark.delta import (
     merge_upsert,
     stale_rows,
 )
+from lineage_udfs.spark.preflight import check_sink_writable
 from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
 from lineage_udfs.spark.run_context import (
     RunContext,
@@ -84,7 +85,9 @@ def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
 
     Raises:
         InputError: a source cannot be read or lacks a required column.
+        OutputError: the output location is not writable (checked before any work).
     """
+    check_sink_writable(spark, settings.sink)  # before any work
     ctx = RunContext.start(spark, settings, parser_version(settings.parser.options))
     confs = {
         CACHE_BATCH_CONF: str(settings.execution.cache_batch_rows),

@@ -29,7 +29,7 @@ from pyspark.sql import SparkSession
 from lineage_udfs.core.errors import ConfigError, LineageError
 from lineage_udfs.emit.config import openlineage_secrets
 from lineage_udfs.emit.spool import ReplaySummary
-from lineage_udfs.logging_setup import configure_logging
+from lineage_udfs.logging_setup import configure_logging, log_failure
 from lineage_udfs.settings import JobSettings, load_settings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extraction import extract
@@ -86,8 +86,9 @@ def run_loaded_job(
     """Load the settings, configure logging, run ``job`` and log its summary line.
 
     Returns:
-        The exit code: 0, 1 when the job raised a ``LineageError`` (logged as one line), 2 when
-        the settings are invalid.
+        The exit code: 0, 1 when the job failed, 2 when the settings are invalid. A failure is
+        one ERROR line whatever raised it (a ``LineageError``, a Py4J error carrying a Java
+        stack, anything else); its traceback is logged at DEBUG only.
     """
     try:
         settings = load()
@@ -98,8 +99,8 @@ def run_loaded_job(
     configure_logging(settings.logging)
     try:
         line = job(settings)
-    except LineageError as exc:
-        logger.error("%s failed: %s", name, exc)
+    except Exception as exc:  # one line for a person; the stack at DEBUG
+        log_failure(logger, f"{name} failed", exc)
         return 1
     logger.info("%s", line)
     return 0
@@ -221,13 +222,21 @@ def emit_job(
 
     Raises:
         ConfigError: ``openlineage.transport`` is not configured.
+        LineageError: the replay left events in the spool (the job exits 1).
     """
     ol = settings.openlineage
     if ol.transport is None:
         raise ConfigError("openlineage.transport is not configured")
     secrets = openlineage_secrets(ol, environ)
     if replay_only:
-        return replay_line(replay_spool(ol, secrets))
+        replayed = replay_spool(ol, secrets)
+        if replayed.failed or replayed.pending:
+            raise LineageError(
+                f"replay could not deliver {replayed.pending} spooled events (collector"
+                f" unreachable?); they stay in the spool: run --replay again when the collector"
+                f" is up ({replay_line(replayed)})"
+            )
+        return replay_line(replayed)
     if emit_all:
         settings = settings.model_copy(
             update={"openlineage": ol.model_copy(update={"scope": "all"})}

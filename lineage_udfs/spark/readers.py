@@ -20,6 +20,7 @@ from lineage_udfs.core.errors import InputError
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
 from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
+from lineage_udfs.spark.preflight import TEXT_FORMATS, inspect_source
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,35 @@ CORRUPT_COLUMN = "_corrupt_record"
 REQUIRED_COLUMNS: tuple[str, ...] = ("query_text",)
 TIMESTAMP_COLUMNS: tuple[str, ...] = ("start_time", "end_time")
 
-_CSV_DEFAULTS = {"header": "true", "multiLine": "true", "quote": '"', "escape": '"'}
+_CSV_DEFAULTS = {
+    "header": "true",
+    "multiLine": "true",
+    "quote": '"',
+    "escape": '"',
+    # a quote that does not close its value leaves the value unquoted, opening quote included:
+    # how a record that absorbed the next one is recognised (CSV_QUOTING_ERROR)
+    "unescapedQuoteHandling": "STOP_AT_DELIMITER",
+}
+
+ERROR_COLUMNS: tuple[str, ...] = (
+    "error_result",
+    "errorresult",
+    "error_message",
+    "errormessage",
+    "error_code",
+    "errorcode",
+)
+"""Source columns (any case) that vendors set when an execution failed whatever its state says:
+BigQuery ``state = DONE`` with ``error_result``, Snowflake ``ERROR_CODE``/``ERROR_MESSAGE``,
+Redshift/Postgres-style ``error_message``. A row with one of them set has ``status = failed``."""
+_NO_ERROR_VALUES: tuple[str, ...] = ("", "null", "{}", "[]", "0", "none")
+
+CSV_QUOTING_ERROR = (
+    "malformed CSV quoting: a quote is not closed where its value ends (the next record may"
+    " be inside this one); fix the quoting in the export"
+)
+NUL_ERROR = "record holds NUL bytes (binary input?)"
+UTF8_ERROR = "record is not valid UTF-8 (bytes replaced by U+FFFD)"
 _HASH_SEPARATOR = "\x1f"
 
 
@@ -87,6 +116,18 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
     has_corrupt = CORRUPT_COLUMN in raw.columns
     if has_corrupt:
         errors.append(F.when(F.col(CORRUPT_COLUMN).isNotNull(), F.lit("corrupt record")))
+    strings = [F.col(f"`{c}`") for c in available if types.get(c) == "string"]
+    raw_text = F.concat_ws(_HASH_SEPARATOR, *strings) if strings else F.lit("")
+    if source.format == "csv" and strings:
+        quote = {**_CSV_DEFAULTS, **source.options}["quote"][:1] or '"'
+        errors.append(
+            F.when(
+                F.exists(F.array(*strings), lambda v: v.startswith(quote)),
+                F.lit(CSV_QUOTING_ERROR),
+            )
+        )
+    errors.append(F.when(F.instr(raw_text, "\x00") > 0, F.lit(NUL_ERROR)))
+    errors.append(F.when(F.instr(raw_text, "\ufffd") > 0, F.lit(UTF8_ERROR)))
     text = value("query_text")
     errors.append(
         F.when(
@@ -101,6 +142,9 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
             errors.append(error)
         elif canonical != "query_id":
             selected[canonical] = text if canonical == "query_text" else value(canonical)
+    vendor_failed = _vendor_failed(source, available)
+    if vendor_failed is not None:
+        selected["status"] = F.when(vendor_failed, F.lit("failed")).otherwise(selected["status"])
     selected["object_kind"] = F.lower(F.coalesce(selected["object_kind"], F.lit("query")))
     selected["dialect"] = F.lower(selected["dialect"])
     row_hash = F.sha2(
@@ -134,8 +178,38 @@ def read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
     return _read_raw(spark, with_preset_options(source))
 
 
+def _vendor_failed(source: SourceSettings, available: list[str]) -> Column | None:
+    """True where one of the source's ERROR_COLUMNS is set; None when it has none."""
+    mapped = set(source.columns.values())
+    columns = [c for c in available if c.lower() in ERROR_COLUMNS and c not in mapped]
+    if not columns:
+        return None
+    checks = [
+        ~F.coalesce(
+            F.lower(F.trim(F.col(f"`{c}`").cast(StringType()))).isin(*_NO_ERROR_VALUES),
+            F.lit(True),
+        )
+        for c in columns
+    ]
+    return reduce(lambda a, b: a | b, checks)
+
+
+def _empty_source(spark: SparkSession, source: SourceSettings) -> DataFrame:
+    """A text source whose files are all empty: no rows, the columns the mapping names."""
+    names = list(dict.fromkeys([*source.columns.values(), *QUERY_LOG_COLUMNS]))
+    schema = StructType(
+        [StructField(c, StringType(), True) for c in names]
+        + [StructField(CORRUPT_COLUMN, StringType(), True)]
+    )
+    reader = spark.read.schema(schema)
+    return reader.csv(source.path) if source.format == "csv" else reader.json(source.path)
+
+
 def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
     fmt = source.format
+    if fmt in TEXT_FORMATS and inspect_source(spark, source).all_empty:
+        logger.info("source %r: every file at %s is empty (0 rows)", source.name, source.path)
+        return _empty_source(spark, source)
     try:
         if fmt == "csv":
             options = {**_CSV_DEFAULTS, **source.options}

@@ -32,6 +32,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
             "spark.sql.execution.arrow.pyspark.enabled": "true",
             "spark.sql.execution.arrow.maxRecordsPerBatch": "50",
             "spark.ui.enabled": "false",
+            # as conf/base.yaml: no unmasked query text readable in spark.local.dir
+            "spark.io.encryption.enabled": "true",
             # one JVM runs every test's queries: Spark's execution memory (~60 % of the heap)
             # plus the plans of hundreds of queries; at the default 1g the old generation sat at
             # ~800 MB by test_graph_stage.py, with full collections
