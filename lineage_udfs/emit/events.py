@@ -386,6 +386,19 @@ def _identities(tables: Iterable[str], ctx: NamingContext) -> dict[tuple[str, st
     return dict(sorted(found.items()))
 
 
+NOT_DATASET_NAMES: frozenset[str] = frozenset(
+    {"when", "then", "else", "end", "set", "on", "using", "select", "from", "where", "values",
+     "matched", "not", "and", "or", "as", "by", "into", "table", "with", "update", "delete",
+     "insert", "merge", "null", "case", "join"}
+)  # fmt: skip
+"""A one-part name that is an SQL keyword is a fallback parser's misreading of a broken
+statement (``MERGE … WHEN`` giving a dataset ``when``), never a dataset."""
+
+
+def _named(tables: Iterable[str]) -> list[str]:
+    return [t for t in tables if t.lower() not in NOT_DATASET_NAMES]
+
+
 def _inputs(
     tables: Iterable[str], ctx: NamingContext, catalog: Catalog | None, producer: str
 ) -> list[InputDataset]:
@@ -447,7 +460,8 @@ def build_run_events(
         default_schema=query.default_schema,
     )
     producer = options.producer
-    start = _utc(query.start_time) or _utc(query.end_time) or _EPOCH
+    # a row without times is dated when its events are built, never 1970-01-01
+    start = _utc(query.start_time) or _utc(query.end_time) or datetime.now(UTC)
     end = _utc(query.end_time) or start
     state = terminal_state(query.status)
     run_id = run_id_for(query, options.mode)
@@ -467,11 +481,17 @@ def build_run_events(
 
     if catalog is None:
         catalog = columns_from_edges(edges)
-    # a column edge's source is read by the statement even when the parse does not list it as
-    # a source (a MERGE's target in its ON clause): an input, so consumers can link the edge
-    read = list(parsed.sources) + [e.source_table for e in edges]
-    inputs = _inputs(read, ctx, catalog, producer)
-    outputs = _outputs(parsed.targets, edges, ctx, catalog, producer, options.indirect_lineage)
+    if parsed.status in _PARSE_FAILED:  # no dataset from a failed parse
+        inputs, outputs = [], []
+    else:
+        # a column edge's source is read by the statement even when the parse does not list it
+        # as a source (a MERGE's target in its ON clause): an input, so consumers can link the
+        # edge
+        read = list(parsed.sources) + [e.source_table for e in edges]
+        inputs = _inputs(_named(read), ctx, catalog, producer)
+        outputs = _outputs(
+            _named(parsed.targets), edges, ctx, catalog, producer, options.indirect_lineage
+        )
     job = Job(namespace=options.job_namespace, name=job_name, facets=job_facets)
 
     def event(event_type: RunState, at: datetime, facets: dict[str, Any]) -> RunEvent:
@@ -532,8 +552,9 @@ def _child_events(
             ],
             producer=producer,
         )
-    inputs = _inputs(part.sources, ctx, None, producer)
-    outputs = _outputs(part.targets, (), ctx, None, producer)
+    failed = part.status in _PARSE_FAILED
+    inputs = [] if failed else _inputs(_named(part.sources), ctx, None, producer)
+    outputs = [] if failed else _outputs(_named(part.targets), (), ctx, None, producer)
     return [
         RunEvent(
             eventType=event_type,

@@ -71,8 +71,20 @@ def dataset_identity(table: str, ctx: NamingContext) -> tuple[str, str]:
         return naming.get_namespace(), naming.get_name()
     name = ".".join(parts)
     if scheme == "snowflake":
-        name = name.upper()  # unquoted Snowflake identifiers resolve upper-case
+        name = ".".join(snowflake_part(p) for p in parts)
     return _normalise_namespace(source, scheme, authority), name
+
+
+def snowflake_part(part: str) -> str:
+    """One part of a Snowflake name as Snowflake resolves it: the core keeps an unquoted
+    identifier lower-case (upper-cased here, as Snowflake does) and a quoted one as written, so a
+    part with an upper-case letter was quoted and is case-sensitive: kept.
+
+    Examples:
+        >>> snowflake_part("orders"), snowflake_part("MyTab"), snowflake_part("ORDERS")
+        ('ORDERS', 'MyTab', 'ORDERS')
+    """
+    return part.upper() if part == part.lower() else part
 
 
 def _split_source(source: str) -> tuple[str, str]:
@@ -110,7 +122,7 @@ def _helper(scheme: str, authority: str, parts: list[str]) -> ol_naming.DatasetN
     try:
         if scheme == "snowflake" and len(parts) == 3 and "-" in authority:
             org, _, account = authority.partition("-")
-            db, schema, table = (p.upper() for p in parts)
+            db, schema, table = (snowflake_part(p) for p in parts)
             return ol_naming.Snowflake(org, account, db, schema, table)
         if scheme == "postgres" and len(parts) == 3 and host:
             return ol_naming.Postgres(host, port or _DEFAULT_PORTS["postgres"], *parts)

@@ -1,0 +1,54 @@
+"""OpenLineage datasets: case-sensitive Snowflake names kept apart, no dataset from a failed
+parse or a misread keyword, no invented 1970 times."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from cases import CTAS_PARSED, CTAS_QUERY, OPTIONS
+
+from lineage_udfs.emit.events import ParsedStatement, build_run_events
+from lineage_udfs.emit.naming import NamingContext, dataset_identity
+
+
+def test_quoted_snowflake_identifier_is_not_merged_with_its_upper_cased_twin() -> None:
+    ctx = NamingContext("snowflake://acme-prod", "lw", "analytics", "public")
+    quoted = dataset_identity("analytics.public.MyTab", ctx)
+    unquoted = dataset_identity("analytics.public.mytab", ctx)
+    assert unquoted == ("snowflake://acme-prod", "ANALYTICS.PUBLIC.MYTAB")
+    assert quoted == ("snowflake://acme-prod", "ANALYTICS.PUBLIC.MyTab")
+    partial = NamingContext("snowflake://acct", "lw")
+    assert dataset_identity("MyTab", partial)[1] == "MyTab"
+
+
+def test_row_without_times_is_not_dated_1970() -> None:
+    query = replace(CTAS_QUERY, start_time=None, end_time=None)
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    events = build_run_events(query, CTAS_PARSED, options=OPTIONS)
+    assert events
+    for event in events:
+        at = datetime.fromisoformat(event.eventTime.replace("Z", "+00:00"))
+        assert at >= before, event.eventTime
+
+
+def _datasets(parsed: ParsedStatement) -> set[str]:
+    names: set[str] = set()
+    for event in build_run_events(CTAS_QUERY, parsed, options=OPTIONS):
+        names |= {d.name for d in (*event.inputs, *event.outputs)}
+    return names
+
+
+def test_no_dataset_from_a_failed_parse_or_a_misread_keyword() -> None:
+    failed = replace(CTAS_PARSED, status="failed", error_kind="SYNTAX", error="bad")
+    assert _datasets(failed) == set()
+    misread = replace(
+        CTAS_PARSED,
+        statement_type="MERGE",
+        status="partial",
+        sources=("analytics.raw.orders", "when"),
+        targets=("analytics.mart.daily",),
+    )
+    names = _datasets(misread)
+    assert "WHEN" not in {n.upper().split(".")[-1] for n in names}
+    assert "ANALYTICS.RAW.ORDERS" in names
