@@ -291,6 +291,18 @@ class LineageSettings(_Strict):
     and its statement still parsed. Rows without a status count as succeeded."""
 
 
+class LimitsSettings(_Strict):
+    """Caps on what a log row can make the job store (a hostile log can hold megabytes in any
+    field)."""
+
+    max_field_chars: int = Field(1024, ge=64)
+    """Longest stored log field other than the query text (user_name, status, object_name …);
+    a longer value is cut with a marker, a longer query_id is replaced by its sha256."""
+    max_masked_sql_chars: int = Field(100_000, ge=1024)
+    """Longest stored masked SQL (parsed_statements.masked_sql, quarantine.masked_record, the
+    OpenLineage sql facet); cut with a marker. Fingerprints are computed on the whole text."""
+
+
 class JobSettings(_Strict):
     """Everything the extraction job needs."""
 
@@ -303,6 +315,7 @@ class JobSettings(_Strict):
     openlineage: OpenLineageSettings = OpenLineageSettings()
     execution: ExecutionSettings = ExecutionSettings()
     lineage: LineageSettings = LineageSettings()
+    limits: LimitsSettings = LimitsSettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

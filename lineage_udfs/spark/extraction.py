@@ -131,9 +131,10 @@ def _read(ctx: RunContext) -> DataFrame:
     the run's shuffle partition count."""
     settings, summary = ctx.settings, ctx.summary
     log = with_default_dialect(
-        read_query_logs(ctx.spark, settings.sources), settings.parser.options.default_dialect
+        read_query_logs(ctx.spark, settings.sources, settings.limits.max_field_chars),
+        settings.parser.options.default_dialect,
     )
-    rows = ctx.persist(prepare_rows(log))
+    rows = ctx.persist(prepare_rows(log, settings.limits.max_masked_sql_chars))
     stats = rows.agg(
         F.count(F.lit(1)).alias("rows"),
         F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),

@@ -16,7 +16,7 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import mask_error, parse_batches
+from lineage_udfs.spark.udf_worker import mask_error, parse_batches, redact_names
 
 
 def _none(value: object) -> str | None:
@@ -44,7 +44,7 @@ def parse_batch(
             default_schema=_none(schema),
             mask=False,
         )
-        records.append(to_record(result, mask_error))
+        records.append(to_record(redact_names(result), mask_error))
     return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
 
 

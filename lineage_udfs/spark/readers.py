@@ -69,8 +69,23 @@ UTF8_ERROR = "record is not valid UTF-8 (bytes replaced by U+FFFD)"
 _HASH_SEPARATOR = "\x1f"
 
 
-def read_query_logs(spark: SparkSession, sources: list[SourceSettings]) -> DataFrame:
-    """Read and union every enabled source (canonical + bookkeeping columns).
+TRUNCATION_MARKER = "…[cut]"
+"""Appended to a stored value cut at its cap (``limits`` in settings)."""
+
+
+def capped(value: Column, limit: int) -> Column:
+    """``value`` cut to ``limit`` characters with :data:`TRUNCATION_MARKER` when longer."""
+    keep = max(1, limit - len(TRUNCATION_MARKER))
+    return F.when(
+        F.length(value) > limit, F.concat(F.substring(value, 1, keep), F.lit(TRUNCATION_MARKER))
+    ).otherwise(value)
+
+
+def read_query_logs(
+    spark: SparkSession, sources: list[SourceSettings], max_field_chars: int | None = None
+) -> DataFrame:
+    """Read and union every enabled source (canonical + bookkeeping columns); with
+    ``max_field_chars``, every canonical field but the query text is capped (``limits``).
 
     Raises:
         InputError: no enabled source, or a source lacks a required column.
@@ -79,7 +94,19 @@ def read_query_logs(spark: SparkSession, sources: list[SourceSettings]) -> DataF
     if not enabled:
         raise InputError("no enabled query-log source in settings (sources: [])")
     frames = [read_query_log(spark, source) for source in enabled]
-    return reduce(DataFrame.unionByName, frames)
+    log = reduce(DataFrame.unionByName, frames)
+    if max_field_chars is None:
+        return log
+    capped_fields = {
+        f.name: capped(F.col(f.name), max_field_chars)
+        for f in QUERY_LOG_SCHEMA
+        if f.dataType == StringType() and f.name not in ("query_text", "query_id")
+    }
+    capped_fields["query_id"] = F.when(
+        F.length("query_id") > max_field_chars,
+        F.concat(F.lit("sha256:"), F.sha2(F.col("query_id"), 256)),
+    ).otherwise(F.col("query_id"))
+    return log.withColumns(capped_fields)
 
 
 def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
@@ -169,13 +196,33 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
         (F.col(CORRUPT_COLUMN) if has_corrupt else F.lit(None).cast(StringType())).alias(
             RAW_RECORD
         ),
-        F.coalesce(*errors).alias(LOAD_ERROR),
+        _with_span(F.coalesce(*errors), raw_text, has_corrupt, source).alias(LOAD_ERROR),
     )
 
 
 def read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
     """A source's rows as its file holds them (CSV and JSON fields as strings)."""
     return _read_raw(spark, with_preset_options(source))
+
+
+def _with_span(
+    error: Column, raw_text: Column, has_corrupt: bool, source: SourceSettings
+) -> Column:
+    """A CSV load error of a record spanning several lines says so: the lines after its first
+    may be records it absorbed, quarantined with it (``rows read`` counts it once)."""
+    if source.format != "csv":
+        return error
+    text = F.coalesce(F.col(CORRUPT_COLUMN), raw_text) if has_corrupt else raw_text
+    lines = F.size(F.split(text, "\n"))
+    return F.when(
+        error.isNotNull() & (lines > 1),
+        F.concat(
+            error,
+            F.lit(" (the record spans "),
+            lines.cast(StringType()),
+            F.lit(" lines: the records after its first line may be inside it)"),
+        ),
+    ).otherwise(error)
 
 
 def _vendor_failed(source: SourceSettings, available: list[str]) -> Column | None:

@@ -20,7 +20,13 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.spark.readers import LOAD_ERROR, RAW_RECORD, SOURCE_FILE, SOURCE_NAME
+from lineage_udfs.spark.readers import (
+    LOAD_ERROR,
+    RAW_RECORD,
+    SOURCE_FILE,
+    SOURCE_NAME,
+    capped,
+)
 from lineage_udfs.spark.schemas import QUERIES
 from lineage_udfs.spark.udfs import make_parse_udf
 
@@ -153,20 +159,22 @@ def prepare_statements(log: DataFrame) -> DataFrame:
 
 
 def _masked_record_col() -> Column:
-    """A load failure's record, masked: the raw text of a corrupt record (masked as MySQL, which
-    treats both quote kinds as strings), else the query text in the row's dialect."""
+    """A load failure's record, masked as MySQL (both quote kinds are strings): the raw text of
+    a corrupt record, else the query text. Not in the row's dialect: a broken record's quotes
+    cannot be trusted (a CSV value that absorbed the next record starts with ``"``, which
+    would be a kept identifier in Snowflake)."""
     record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
-    dialect = F.when(F.col(RAW_RECORD).isNotNull(), F.lit("mysql")).otherwise(F.col("dialect"))
-    return normalize_masked_col(mask_literals_col(record, dialect))
+    return normalize_masked_col(mask_literals_col(record, F.lit("mysql")))
 
 
-def prepare_rows(log: DataFrame) -> DataFrame:
+def prepare_rows(log: DataFrame, max_masked_sql_chars: int | None = None) -> DataFrame:
     """Every log row, prepared once, keeping its text only where a later step reads it.
 
     Loadable rows get ``fingerprint`` and ``is_relevant``; relevant rows also keep ``parse_text``
     and ``masked_sql`` (null on other rows); rows with a load error keep ``masked_record`` for
     the quarantine. ``query_text`` and the raw record are dropped; ``query_bytes`` (the text's
-    UTF-8 length) stays for sizing.
+    UTF-8 length) stays for sizing. ``max_masked_sql_chars`` caps the stored masked texts
+    (after fingerprinting: the fingerprint covers the whole text).
 
     Returns:
         The log's columns without ``query_text`` and ``_raw_record``, plus fingerprint,
@@ -181,10 +189,14 @@ def prepare_rows(log: DataFrame) -> DataFrame:
         F.when(loadable, F.col(FINGERPRINT)).alias(FINGERPRINT),
         relevant.alias(IS_RELEVANT),
         F.when(relevant, F.col(PARSE_TEXT)).alias(PARSE_TEXT),
-        F.when(relevant, F.col(MASKED_SQL)).alias(MASKED_SQL),
-        F.when(~loadable, _masked_record_col()).alias(MASKED_RECORD),
+        F.when(relevant, _cap(F.col(MASKED_SQL), max_masked_sql_chars)).alias(MASKED_SQL),
+        F.when(~loadable, _cap(_masked_record_col(), max_masked_sql_chars)).alias(MASKED_RECORD),
         F.coalesce(F.octet_length("query_text"), F.lit(0)).cast("long").alias(QUERY_BYTES),
     )
+
+
+def _cap(value: Column, limit: int | None) -> Column:
+    return value if limit is None else capped(value, limit)
 
 
 def narrow_relevant_rows(rows: DataFrame) -> DataFrame:

@@ -18,11 +18,14 @@ import os
 import sys
 import zipimport
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from lineage_udfs.core.fingerprint import mask_message
+from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.redaction import redact_text
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +155,62 @@ def freeze_new_state(options: ParserOptions) -> bool:
 def mask_error(message: str) -> str:
     """A failure message with the SQL it may quote masked, its own figures kept."""
     return mask_message(message)
+
+
+def _has_credential(name: str) -> bool:
+    return ("://" in name or "=" in name) and redact_text(name) != name
+
+
+def _clean(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(redact_text(n) for n in names)
+
+
+def redact_names(result: ParseResult) -> ParseResult:
+    """``result`` with credentials removed from its dataset names: a path or URI the SQL reads
+    or writes (``delta.`s3://key:secret@bucket/p```, ``…?sig=…``) keeps its location, never its
+    userinfo or credential parameters. The same object when no name holds one (the usual case).
+
+    Examples:
+        >>> from lineage_udfs.core.enums import ParserName, ParseStatus, StatementType
+        >>> r = ParseResult(StatementType.INSERT, ParserName.SQLGLOT, ParseStatus.OK,
+        ...                 sources=("s3://AKIA1:pw@b/p",), targets=("db.t",))
+        >>> redact_names(r).sources
+        ('s3://***@b/p',)
+    """
+    names = [*result.sources, *result.targets, *result.intermediates]
+    names += [t.source_table for t in result.table_edges]
+    names += [c.source_table for c in result.column_edges]
+    names += [c.source_table for c in result.result_columns]
+    for statement in result.statements:
+        names += [*statement.sources, *statement.targets]
+        names += [c.source_table for c in statement.column_edges]
+    if not any(_has_credential(n) for n in names):
+        return result
+
+    def edge(e: Any) -> Any:
+        fields = {"source_table": redact_text(e.source_table)}
+        if hasattr(e, "target_table"):
+            fields["target_table"] = redact_text(e.target_table)
+        return replace(e, **fields)
+
+    return replace(
+        result,
+        sources=_clean(result.sources),
+        targets=_clean(result.targets),
+        intermediates=_clean(result.intermediates),
+        table_edges=tuple(edge(e) for e in result.table_edges),
+        column_edges=tuple(edge(e) for e in result.column_edges),
+        result_columns=tuple(edge(e) for e in result.result_columns),
+        statements=tuple(
+            replace(
+                s,
+                sources=_clean(s.sources),
+                targets=_clean(s.targets),
+                column_edges=tuple(edge(e) for e in s.column_edges),
+            )
+            for s in result.statements
+        ),
+    )
 
 
 def parse_batches(

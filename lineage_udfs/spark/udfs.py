@@ -20,7 +20,7 @@ from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import mask_error, parse_batches
+from lineage_udfs.spark.udf_worker import mask_error, parse_batches, redact_names
 
 try:  # PySpark 4.1+
     from pyspark.sql.functions import arrow_udf
@@ -73,7 +73,7 @@ def parse_arrow_batch(
             strict=True,
         )
     ]
-    return results_to_arrow(results, UDF_ARROW_TYPE, mask_error)
+    return results_to_arrow([redact_names(r) for r in results], UDF_ARROW_TYPE, mask_error)
 
 
 def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:

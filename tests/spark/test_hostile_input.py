@@ -20,8 +20,10 @@ from lineage_udfs.spark.readers import (
     CSV_QUOTING_ERROR,
     LOAD_ERROR,
     NUL_ERROR,
+    TRUNCATION_MARKER,
     UTF8_ERROR,
     read_query_log,
+    read_query_logs,
 )
 from lineage_udfs.spark.transforms import prepare_rows, with_default_dialect
 
@@ -52,10 +54,12 @@ def test_csv_unterminated_quote_is_quarantined_not_merged_into_wrong_edges(
     )
     rows = _by_id(spark, source)
     # record 1 absorbed record 2: it is quarantined with the reason, never loaded
-    assert rows["1"][2] == CSV_QUOTING_ERROR
+    assert rows["1"][2] == CSV_QUOTING_ERROR + (
+        " (the record spans 2 lines: the records after its first line may be inside it)"
+    )
     assert "2" not in rows
     # a quote opened in another column absorbs the next record: quarantined too
-    assert rows["5"][2] in (CSV_QUOTING_ERROR, "corrupt record")
+    assert rows["5"][2].startswith((CSV_QUOTING_ERROR, "corrupt record (the record spans 2"))
     assert "6" not in rows
     # well-formed records, multi-line and doubled quotes included, load
     for good in ("3", "4", "7"):
@@ -177,3 +181,29 @@ def test_no_unmasked_text_readable_in_spark_local_dir(spark: SparkSession) -> No
         assert scanned > 0
     finally:
         rows.unpersist()
+
+
+def test_stored_fields_and_masked_sql_are_capped(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    huge_user = "u" * 3_000_000
+    long_id = "q" * 5_000
+    statement = "INSERT INTO t SELECT " + ", ".join(f"c{i}" for i in range(40_000)) + " FROM s"
+    path.write_text(
+        json.dumps({"query_id": long_id, "query_text": statement, "user_name": huge_user})
+        + "\n"
+        + json.dumps(
+            {"query_id": "small", "query_text": "INSERT INTO a SELECT 1", "user_name": "x"}
+        )
+        + "\n"
+    )
+    source = SourceSettings(name="big", format="jsonl", path=str(path))
+    log = read_query_logs(spark, [source], max_field_chars=1024)
+    rows = {r["query_id"][:7]: r for r in log.collect()}
+    big = rows["sha256:"]
+    assert len(big["query_id"]) == len("sha256:") + 64
+    assert len(big["user_name"]) == 1024 and big["user_name"].endswith(TRUNCATION_MARKER)
+    assert rows["small"]["user_name"] == "x"
+    prepared = prepare_rows(with_default_dialect(log, "spark"), max_masked_sql_chars=2048)
+    masked = {r["query_id"][:7]: r["masked_sql"] for r in prepared.collect()}
+    assert len(masked["sha256:"]) == 2048 and masked["sha256:"].endswith(TRUNCATION_MARKER)
+    assert masked["small"] == "INSERT INTO a SELECT ?"
