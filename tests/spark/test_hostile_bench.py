@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.settings import load_settings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extract import run
+from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.openlineage import emit_openlineage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def test_hostile_slice_accounts_for_every_row_and_leaks_nothing(
     settings = load_settings([ROOT / "conf/base.yaml", hb.write_config(tmp_path)])
     # the package's own log at DEBUG (the jobs keep py4j, which echoes Java calls, at WARNING)
     with caplog.at_level(logging.DEBUG, logger="lineage_udfs"):
-        summary = run(spark, settings)
+        summary = extract(spark, settings)
         emit_openlineage(spark, settings, {})
     # every row: read, or absorbed by a broken CSV quote (quarantined with its carrier)
     records = hb.count_records(tmp_path, seed=11)
