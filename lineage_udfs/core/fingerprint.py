@@ -368,6 +368,42 @@ def normalized_masked_sql(sql: str, dialect: str | None = None) -> str:
     return normalize_masked(mask_literals(clean_statement(sql), dialect))
 
 
+SKELETON_KEYWORDS: tuple[str, ...] = (
+    "all", "alter", "and", "as", "by", "call", "case", "copy", "create", "cross", "delete",
+    "distinct", "drop", "else", "end", "exists", "from", "full", "grant", "group", "having",
+    "identified", "if", "in", "inner", "insert", "into", "is", "join", "left", "limit", "matched",
+    "merge", "not", "null", "on", "or", "order", "outer", "overwrite", "partition", "password",
+    "replace", "right", "role", "select", "set", "table", "temp", "temporary", "then", "to",
+    "truncate", "union", "update", "user", "using", "values", "view", "when", "where", "with",
+)  # fmt: skip
+"""The words :func:`skeleton` keeps: SQL keywords, never a name or a value."""
+
+SKELETON_WORD_PATTERN = (
+    r"(?<![A-Za-z0-9_$@#\u0080-\uffff])"
+    rf"(?!(?i:{'|'.join(SKELETON_KEYWORDS)}){_WORD_END})"
+    r"[A-Za-z0-9_$@#\u0080-\uffff]+"
+)
+"""A word that is not one of :data:`SKELETON_KEYWORDS` (Python ``re`` and ``java.util.regex``
+alike)."""
+_SKELETON_WORD_RE = re.compile(SKELETON_WORD_PATTERN)
+
+
+def skeleton(masked: str) -> str:
+    """Only the keywords and punctuation of an already masked text: every other word becomes
+    ``?``.
+
+    For a record whose quoting cannot be trusted (a CSV value whose quote never closes, a
+    truncated JSON line): its quotes pair up wrongly, so a string literal of the SQL inside it
+    (``""secret""`` in CSV, ``\\"secret\\"`` in JSON) reads as a bare word that masking keeps.
+    Masking first, then this, stores the record's shape and none of its names or values.
+
+    Examples:
+        >>> skeleton('?,??INSERT INTO t SELECT ?Cn4ry?, a FROM s?spark')
+        '?,??INSERT INTO ? SELECT ???, ? FROM ???'
+    """
+    return _SKELETON_WORD_RE.sub(LITERAL_REPLACEMENT, masked)
+
+
 DEFINITION_KINDS: tuple[str, ...] = ("view", "procedure")
 """Log rows that define an object. Their fingerprint also covers the unmasked cleaned text: a
 procedure body is often one dollar-quoted string, which masks to ``?``, and two versions of the

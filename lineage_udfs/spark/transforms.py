@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.spark.readers import (
+    CSV_QUOTING_ERROR,
     LOAD_ERROR,
     RAW_RECORD,
     SOURCE_FILE,
@@ -162,9 +163,22 @@ def _masked_record_col() -> Column:
     """A load failure's record, masked as MySQL (both quote kinds are strings): the raw text of
     a corrupt record, else the query text. Not in the row's dialect: a broken record's quotes
     cannot be trusted (a CSV value that absorbed the next record starts with ``"``, which
-    would be a kept identifier in Snowflake)."""
+    would be a kept identifier in Snowflake).
+
+    A record whose quoting is broken (a corrupt CSV or JSON record, a CSV value whose quote
+    does not close) is stored as its skeleton (``fingerprint.skeleton``): its quotes pair up
+    wrongly, so a string of the SQL inside it (``""secret""`` in CSV, ``\\"secret\\"`` in JSON)
+    would read as a bare word. A record the reader decoded keeps its masked text."""
     record = F.coalesce(F.col(RAW_RECORD), F.col("query_text"))
-    return normalize_masked_col(mask_literals_col(record, F.lit("mysql")))
+    masked = mask_literals_col(record, F.lit("mysql"))
+    broken = F.col(RAW_RECORD).isNotNull() | F.coalesce(
+        F.col(LOAD_ERROR).startswith(CSV_QUOTING_ERROR), F.lit(False)
+    )
+    shaped = F.when(
+        broken,
+        F.regexp_replace(masked, F.lit(fp.SKELETON_WORD_PATTERN), F.lit(fp.LITERAL_REPLACEMENT)),
+    ).otherwise(masked)
+    return normalize_masked_col(shaped)
 
 
 def prepare_rows(log: DataFrame, max_masked_sql_chars: int | None = None) -> DataFrame:

@@ -207,3 +207,44 @@ def test_stored_fields_and_masked_sql_are_capped(spark: SparkSession, tmp_path: 
     masked = {r["query_id"][:7]: r["masked_sql"] for r in prepared.collect()}
     assert len(masked["sha256:"]) == 2048 and masked["sha256:"].endswith(TRUNCATION_MARKER)
     assert masked["small"] == "INSERT INTO a SELECT ?"
+
+
+BROKEN_QUOTING_CASES = [
+    # (format, file body); every record whose quoting fails holds a secret in a SQL string
+    (
+        "csv",
+        b"query_id,query_text,user_name\n"
+        b'"1","INSERT INTO a SELECT * FROM b,u1\n'  # never closes: absorbs record 2
+        b'"2","INSERT INTO t SELECT ""Cn4ryA01"", a FROM s WHERE p = \'Cn4ryA02\'","u2"\n'
+        b'"3","INSERT INTO c SELECT 1","u3"\n'
+        b'"4",INSERT INTO h SELECT 1,"u4\n'  # a quote opened in another column
+        b'"5","ALTER USER x SET PASSWORD = ""Cn4ryA03""","u5"\n'
+        b'"6","INSERT INTO d SELECT 1","u6"\n',
+    ),
+    (
+        "jsonl",
+        b'{"query_id": "1", "query_text": "INSERT INTO t SELECT \\"Cn4ryB01\\", a FROM s"}\n'
+        b'{"query_id": "2", "query_text": "INSERT INTO t SELECT \\"Cn4ryB02\\", \'Cn4\n'
+        b'{"query_id": "3", "query_text": "SELECT 1 AS x\\" , \\"Cn4ryB03\\" FROM s",\n'
+        b'{"query_id": "4", "query_text": "INSERT INTO d SELECT 1"}\n',
+    ),
+]
+
+
+@pytest.mark.parametrize(("fmt", "body"), BROKEN_QUOTING_CASES, ids=["csv", "jsonl"])
+def test_quarantined_record_with_broken_quoting_holds_no_secret(
+    spark: SparkSession, tmp_path: Path, fmt: str, body: bytes
+) -> None:
+    path = tmp_path / f"log.{fmt}"
+    path.write_bytes(body)
+    log = read_query_log(spark, SourceSettings(name="q", format=fmt, path=str(path)))
+    rows = prepare_rows(with_default_dialect(log, "spark")).collect()
+    failures = [r for r in rows if r[LOAD_ERROR] is not None]
+    assert len(failures) >= 2, rows
+    for row in failures:
+        assert row["masked_record"], row
+        assert "Cn4ry" not in row["masked_record"], row
+    if fmt == "csv":  # the record's shape stays readable: its keywords are kept
+        assert any("INSERT INTO" in r["masked_record"] for r in failures)
+    # records whose quoting holds still load
+    assert {r["query_id"] for r in rows if r[LOAD_ERROR] is None} >= {"3" if fmt == "csv" else "4"}

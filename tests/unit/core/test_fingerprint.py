@@ -299,3 +299,17 @@ MESSAGE_CASES = [
 @pytest.mark.parametrize(("message", "expected"), MESSAGE_CASES)
 def test_mask_message_masks_the_sql_and_keeps_our_figures(message: str, expected: str) -> None:
     assert fp.mask_message(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("masked", "expected"),
+    [
+        ("INSERT INTO t SELECT Cn4ry, a FROM s", "INSERT INTO ? SELECT ?, ? FROM ?"),
+        ("insert into `Cn4ry` select ?", "insert into `?` select ?"),
+        ("SELECT Ünïcode_Cn4ry FROM x9", "SELECT ? FROM ?"),
+        ("password = ? identified by ?", "password = ? identified by ?"),
+        ("SELECTED FROMAGE INTOx", "? ? ?"),
+    ],
+)
+def test_skeleton_keeps_only_keywords(masked: str, expected: str) -> None:
+    assert fp.skeleton(masked) == expected
