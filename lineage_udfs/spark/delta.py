@@ -11,12 +11,23 @@ are never incremented (``occurrences = count(DISTINCT query_id)``) and times com
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from delta.exceptions import (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+)
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -186,6 +197,71 @@ VOLATILE_COLUMNS: dict[str, tuple[str, ...]] = {"parsed_statements": ("parse_ms"
 not rewrite a row (so a forced re-parse with the same outcome changes nothing)."""
 
 
+T = TypeVar("T")
+
+CONCURRENT_MODIFICATION: tuple[type[BaseException], ...] = (
+    DeltaConcurrentModificationException,
+    ConcurrentWriteException,
+    ConcurrentAppendException,
+    ConcurrentDeleteReadException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentTransactionException,
+    MetadataChangedException,
+)
+"""Delta's answers to a commit that lost a race with another writer's commit: the same command
+run again on the new snapshot can succeed (``ProtocolChangedException`` cannot: not here)."""
+_CONCURRENT_NAMES = tuple(c.__name__ for c in CONCURRENT_MODIFICATION)
+
+COMMIT_ATTEMPTS = 6
+"""How many times a MERGE is tried when another writer commits to its table meanwhile."""
+COMMIT_BACKOFF_SECONDS = 0.5
+"""The first wait before a retry; each later wait doubles (plus up to 50% random jitter, so
+two writers that collided do not retry in lockstep)."""
+
+
+def is_concurrent_modification(exc: BaseException) -> bool:
+    """True for Delta's concurrent-modification errors (also when Py4J did not convert them)."""
+    if isinstance(exc, CONCURRENT_MODIFICATION):
+        return True
+    head = str(exc)[:500]
+    return any(f"io.delta.exceptions.{name}" in head for name in _CONCURRENT_NAMES)
+
+
+def commit_with_retry(
+    commit: Callable[[], T],
+    what: str,
+    *,
+    attempts: int = COMMIT_ATTEMPTS,
+    backoff: float = COMMIT_BACKOFF_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run ``commit`` (one Delta command that reads the table and commits to it); when another
+    writer committed conflicting files meanwhile, wait and run it again on the new snapshot
+    (exponential backoff, ``attempts`` tries in all). Other errors are raised at once.
+
+    The lineage MERGEs are idempotent and computed from the facts, so a command run again after
+    the other writer's commit gives what the two runs give one after the other.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return commit()
+        except Exception as exc:
+            if attempt == attempts or not is_concurrent_modification(exc):
+                raise
+            delay = backoff * 2 ** (attempt - 1) * (1 + random.random() / 2)
+            logger.warning(
+                "%s: another writer committed to the table meanwhile (%s); retry %d of %d"
+                " in %.1f s",
+                what,
+                type(exc).__name__,
+                attempt,
+                attempts - 1,
+                delay,
+            )
+            sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
     """Insert new keys, update rows whose values changed; unchanged rows are not rewritten.
 
@@ -195,30 +271,38 @@ def merge_upsert(tables: LineageTables, table: str, rows: DataFrame) -> dict[str
     values = [c for c in columns if c not in TABLES[table].keys]
     compared = [c for c in values if c not in VOLATILE_COLUMNS.get(table, ())]
     source = rows.select(*columns)
-    before = tables.latest_version(table)
-    (
-        tables.delta_table(table)
-        .alias("t")
-        .merge(source.alias("s"), _key_condition(table))
-        .whenMatchedUpdate(condition=_differs(compared), set={c: f"s.`{c}`" for c in values})
-        .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
-        .execute()
-    )
-    return tables.metrics_since(table, before)
+
+    def attempt() -> dict[str, int]:
+        before = tables.latest_version(table)
+        (
+            tables.delta_table(table)
+            .alias("t")
+            .merge(source.alias("s"), _key_condition(table))
+            .whenMatchedUpdate(condition=_differs(compared), set={c: f"s.`{c}`" for c in values})
+            .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
+            .execute()
+        )
+        return tables.metrics_since(table, before)
+
+    return commit_with_retry(attempt, f"MERGE into {table}")
 
 
 def merge_insert_only(tables: LineageTables, table: str, rows: DataFrame) -> dict[str, int]:
     """Insert rows whose key is new; existing rows are never touched (quarantine)."""
     columns = TABLES[table].columns
-    before = tables.latest_version(table)
-    (
-        tables.delta_table(table)
-        .alias("t")
-        .merge(rows.select(*columns).alias("s"), _key_condition(table))
-        .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
-        .execute()
-    )
-    return tables.metrics_since(table, before)
+
+    def attempt() -> dict[str, int]:
+        before = tables.latest_version(table)
+        (
+            tables.delta_table(table)
+            .alias("t")
+            .merge(rows.select(*columns).alias("s"), _key_condition(table))
+            .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
+            .execute()
+        )
+        return tables.metrics_since(table, before)
+
+    return commit_with_retry(attempt, f"MERGE into {table}")
 
 
 def merge_reconcile(
@@ -230,22 +314,26 @@ def merge_reconcile(
     source = desired.select(*columns, F.lit(False).alias(_DELETE_FLAG)).unionByName(
         stale.select(*columns, F.lit(True).alias(_DELETE_FLAG))
     )
-    before = tables.latest_version(table)
-    (
-        tables.delta_table(table)
-        .alias("t")
-        .merge(source.alias("s"), _key_condition(table))
-        .whenMatchedDelete(condition=f"s.{_DELETE_FLAG}")
-        .whenMatchedUpdate(
-            condition=f"NOT s.{_DELETE_FLAG} AND ({_differs(values)})",
-            set={c: f"s.`{c}`" for c in values},
+
+    def attempt() -> dict[str, int]:
+        before = tables.latest_version(table)
+        (
+            tables.delta_table(table)
+            .alias("t")
+            .merge(source.alias("s"), _key_condition(table))
+            .whenMatchedDelete(condition=f"s.{_DELETE_FLAG}")
+            .whenMatchedUpdate(
+                condition=f"NOT s.{_DELETE_FLAG} AND ({_differs(values)})",
+                set={c: f"s.`{c}`" for c in values},
+            )
+            .whenNotMatchedInsert(
+                condition=f"NOT s.{_DELETE_FLAG}", values={c: f"s.`{c}`" for c in columns}
+            )
+            .execute()
         )
-        .whenNotMatchedInsert(
-            condition=f"NOT s.{_DELETE_FLAG}", values={c: f"s.`{c}`" for c in columns}
-        )
-        .execute()
-    )
-    return tables.metrics_since(table, before)
+        return tables.metrics_since(table, before)
+
+    return commit_with_retry(attempt, f"MERGE into {table}")
 
 
 # --- derivations from the facts ----------------------------------------------------------------
