@@ -337,6 +337,8 @@ class LineageParser:
                 status=step.status,
                 sources=sources,
                 targets=targets,
+                # a temporary object it creates (temp view or table): a target, never a dataset
+                intermediates=tuple(sorted(set(step.tables.temporary))) if step.tables else (),
                 table_edges=tuple(TableEdge(s, t) for s in sources for t in targets),
                 column_edges=step.columns.edges,
                 result_columns=step.columns.result_columns,

@@ -395,8 +395,11 @@ NOT_DATASET_NAMES: frozenset[str] = frozenset(
 statement (``MERGE … WHEN`` giving a dataset ``when``), never a dataset."""
 
 
-def _named(tables: Iterable[str]) -> list[str]:
-    return [t for t in tables if t.lower() not in NOT_DATASET_NAMES]
+def _named(tables: Iterable[str], temporary: Iterable[str] = ()) -> list[str]:
+    """The names that are datasets: not a misread keyword, not a temporary object (a temp
+    view or table lives only in its session or script; ``ParseRecord.intermediates``)."""
+    temp = {t.lower() for t in temporary}
+    return [t for t in tables if t.lower() not in NOT_DATASET_NAMES and t.lower() not in temp]
 
 
 def _inputs(
@@ -488,9 +491,14 @@ def build_run_events(
         # as a source (a MERGE's target in its ON clause): an input, so consumers can link the
         # edge
         read = list(parsed.sources) + [e.source_table for e in edges]
-        inputs = _inputs(_named(read), ctx, catalog, producer)
+        inputs = _inputs(_named(read, parsed.intermediates), ctx, catalog, producer)
         outputs = _outputs(
-            _named(parsed.targets), edges, ctx, catalog, producer, options.indirect_lineage
+            _named(parsed.targets, parsed.intermediates),
+            edges,
+            ctx,
+            catalog,
+            producer,
+            options.indirect_lineage,
         )
     job = Job(namespace=options.job_namespace, name=job_name, facets=job_facets)
 
@@ -514,7 +522,18 @@ def build_run_events(
         )
         for part in parsed.statements:
             events.extend(
-                _child_events(query, part, parent, job_name, start, end, state, ctx, options)
+                _child_events(
+                    query,
+                    part,
+                    parent,
+                    job_name,
+                    start,
+                    end,
+                    state,
+                    ctx,
+                    options,
+                    parsed.intermediates,
+                )
             )
     events.append(event(state, end, run_facets))
     return events
@@ -530,6 +549,7 @@ def _child_events(
     state: RunState,
     ctx: NamingContext,
     options: EventOptions,
+    temporary: Iterable[str] = (),
 ) -> list[RunEvent]:
     producer = options.producer
     run_id = run_id_for(query, options.mode, part=part.index)
@@ -553,8 +573,8 @@ def _child_events(
             producer=producer,
         )
     failed = part.status in _PARSE_FAILED
-    inputs = [] if failed else _inputs(_named(part.sources), ctx, None, producer)
-    outputs = [] if failed else _outputs(_named(part.targets), (), ctx, None, producer)
+    inputs = [] if failed else _inputs(_named(part.sources, temporary), ctx, None, producer)
+    outputs = [] if failed else _outputs(_named(part.targets, temporary), (), ctx, None, producer)
     return [
         RunEvent(
             eventType=event_type,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from cases import CTAS_PARSED, CTAS_QUERY, OPTIONS
 
 from lineage_udfs.emit.events import ParsedStatement, build_run_events
@@ -52,3 +53,50 @@ def test_no_dataset_from_a_failed_parse_or_a_misread_keyword() -> None:
     names = _datasets(misread)
     assert "WHEN" not in {n.upper().split(".")[-1] for n in names}
     assert "ANALYTICS.RAW.ORDERS" in names
+
+
+def _parsed(sql: str, dialect: str, catalog: str | None = None) -> ParsedStatement:
+    from lineage_udfs.core.options import ParserOptions
+    from lineage_udfs.core.parser import LineageParser
+    from lineage_udfs.core.records import PARSE_RESULT_FIELDS, parse_record
+
+    parser = LineageParser(ParserOptions())
+    record = parse_record(parser.parse(sql, dialect=dialect, default_catalog=catalog))
+    fields = {f: getattr(record, f) for f in PARSE_RESULT_FIELDS}
+    return ParsedStatement(fingerprint="fp_temp", dialect=dialect, **fields)
+
+
+def _all_datasets(query: object, parsed: ParsedStatement) -> set[str]:
+    options = replace(OPTIONS, emit_statement_runs=True)
+    names: set[str] = set()
+    for event in build_run_events(query, parsed, options=options):  # type: ignore[arg-type]
+        names |= {d.name for d in (*event.inputs, *event.outputs)}
+    return names
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "catalog", "expected"),
+    [
+        (
+            "CREATE OR REPLACE TEMPORARY VIEW recent AS SELECT * FROM raw.events",
+            "spark",
+            None,
+            {"raw.events"},
+        ),
+        ("CREATE TEMP TABLE t2 AS SELECT * FROM s.src", "snowflake", "db", {"DB.S.SRC"}),
+        (
+            "CREATE TEMP TABLE tmp AS SELECT * FROM ds.src; INSERT INTO ds.dst SELECT * FROM tmp",
+            "bigquery",
+            "project",
+            {"project.ds.src", "project.ds.dst"},
+        ),
+    ],
+    ids=["spark-temp-view", "snowflake-temp-table", "bigquery-script-temp-table"],
+)
+def test_temporary_objects_are_not_datasets(
+    sql: str, dialect: str, catalog: str | None, expected: set[str]
+) -> None:
+    system = {"spark": "spark", "snowflake": "snowflake://acme", "bigquery": "bigquery"}[dialect]
+    query = replace(CTAS_QUERY, source_system=system, default_database=catalog, default_schema=None)
+    names = _all_datasets(query, _parsed(sql, dialect, catalog))
+    assert names == expected
