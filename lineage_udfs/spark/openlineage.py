@@ -339,8 +339,10 @@ def emit_openlineage(
         status,
     )
     if counts.overflowed:
-        logger.error(
-            "OpenLineage spool full (%s, max_bytes=%d): %d events dropped",
+        logger.warning(
+            "OpenLineage spool full (%s, max_bytes=%d): %d events not spooled (collector"
+            " unreachable); the next emission re-emits them: run --replay when the collector is"
+            " up, or raise openlineage.spool.max_bytes",
             ol.spool.path,
             ol.spool.max_bytes,
             counts.overflowed,

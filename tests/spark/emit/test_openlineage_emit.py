@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -156,13 +157,22 @@ def test_emit_openlineage_collector_down_spools_then_replay_delivers_once_in_ord
 
 
 def test_emit_openlineage_spool_overflow_is_counted(
-    spark: SparkSession, sink: SinkSettings, collector: Collector, tmp_path: Path
+    spark: SparkSession,
+    sink: SinkSettings,
+    collector: Collector,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     collector.stop()
-    summary = emit_openlineage(
-        spark, _settings(sink, collector.url, tmp_path / "spool", max_bytes=6000), SECRETS
-    )
+    with caplog.at_level(logging.WARNING, logger="lineage_udfs"):
+        summary = emit_openlineage(
+            spark, _settings(sink, collector.url, tmp_path / "spool", max_bytes=6000), SECRETS
+        )
     assert summary.counts.spooled + summary.counts.overflowed == EXPECTED_EVENTS
     assert summary.counts.overflowed > 0
+    # a full spool is one WARNING with the count (the events are re-emitted next time)
+    full = [r for r in caplog.records if "spool full" in r.getMessage()]
+    assert [r.levelname for r in full] == ["WARNING"], full
+    assert f"{summary.counts.overflowed} events not spooled" in full[0].getMessage()
     assert summary.spool_pending == summary.counts.spooled
     assert sum(p.stat().st_size for p in (tmp_path / "spool").glob("*.jsonl")) <= 6000
