@@ -13,6 +13,7 @@ the archive changed.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import sys
@@ -156,14 +157,32 @@ def mask_error(message: str) -> str:
 
 def parse_batches(
     options: ParserOptions,
-    batches: Iterator[tuple[T, T, T, T]],
-    parse_batch: Callable[[LineageParser, T, T, T, T], R],
+    batches: Iterator[tuple[T, ...]],
+    parse_batch: Callable[..., R],
 ) -> Iterator[R]:
     """The body of a parse UDF: set the worker up, then ``parse_batch`` each batch of (SQL
-    texts, dialects, databases, schemas) with the worker's parser for ``options``, freezing
-    what the parser built at each batch boundary."""
+    texts, dialects, databases, schemas[, catalogs]) with the worker's parser for ``options``,
+    freezing what the parser built at each batch boundary."""
     setup_worker()
     parser = get_parser(options)
-    for sql_texts, dialects, databases, schemas in batches:
-        yield parse_batch(parser, sql_texts, dialects, databases, schemas)
+    for columns in batches:
+        yield parse_batch(parser, *columns)
         freeze_new_state(options)
+
+
+def decode_catalog(text: str | None) -> dict[str, dict[str, object]] | None:
+    """A statement's catalog as the job hands it to the UDF (JSON
+    ``[{"table": "db.s.t", "columns": ["a", "b"]}, …]``, columns in declared order) as the
+    parser's ``{table: {column: None}}``; None when there is none.
+
+    Examples:
+        >>> decode_catalog('[{"table": "s.t", "columns": ["a", "b"]}]')
+        {'s.t': {'a': None, 'b': None}}
+        >>> decode_catalog(None) is None
+        True
+    """
+    if not text:
+        return None
+    return {
+        str(entry["table"]): dict.fromkeys(map(str, entry["columns"])) for entry in json.loads(text)
+    }
