@@ -43,8 +43,9 @@ class Catalog:
     """The catalog as the parse stage uses it.
 
     Attributes:
-        tables: one row per table: ``table_id``, ``table_name`` (its last part, lower-cased)
-            and ``columns`` (names in declared order).
+        tables: one row per table: ``table_id``, ``table_name`` (its last part, lower-cased),
+            ``columns`` (names in declared order) and their ``types`` (as the catalog names
+            them: a cast to a column's own type is no transformation).
         table_count: how many tables.
         digest: eight hex characters that change with any definition (part of the parser
             version: statements parsed against another catalog are parsed again).
@@ -98,7 +99,13 @@ def load_catalog(tables: LineageTables) -> Catalog | None:
     if stats is None or not stats["n"]:
         return None
     ordered = F.array_sort(
-        F.collect_list(F.struct(F.col("ordinal_position"), F.lower("column_name").alias("c")))
+        F.collect_list(
+            F.struct(
+                F.col("ordinal_position"),
+                F.lower("column_name").alias("c"),
+                F.col("data_type").alias("t"),
+            )
+        )
     )
     by_table = (
         columns.groupBy("table_id")
@@ -107,6 +114,7 @@ def load_catalog(tables: LineageTables) -> Catalog | None:
             "table_id",
             F.element_at(F.split("table_id", r"\."), -1).alias("table_name"),
             F.col("cols.c").alias("columns"),
+            F.col("cols.t").alias("types"),
         )
     )
     by_table, count = by_table.localCheckpoint(eager=True), by_table.count()
@@ -129,7 +137,7 @@ def with_statement_catalogs(statements: DataFrame, catalog: Catalog, max_tables:
         .agg(
             F.count(F.lit(1)).alias("n"),
             F.array_sort(
-                F.collect_list(F.struct(F.col("table_id").alias("table"), "columns"))
+                F.collect_list(F.struct(F.col("table_id").alias("table"), "columns", "types"))
             ).alias("entries"),
         )
         .select(

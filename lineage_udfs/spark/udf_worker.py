@@ -172,17 +172,21 @@ def parse_batches(
 
 def decode_catalog(text: str | None) -> dict[str, dict[str, object]] | None:
     """A statement's catalog as the job hands it to the UDF (JSON
-    ``[{"table": "db.s.t", "columns": ["a", "b"]}, …]``, columns in declared order) as the
-    parser's ``{table: {column: None}}``; None when there is none.
+    ``[{"table": "db.s.t", "columns": ["a", "b"], "types": ["int", null]}, …]``, columns in
+    declared order, ``types`` optional) as the parser's ``{table: {column: type}}``; None when
+    there is none.
 
     Examples:
-        >>> decode_catalog('[{"table": "s.t", "columns": ["a", "b"]}]')
-        {'s.t': {'a': None, 'b': None}}
-        >>> decode_catalog(None) is None
-        True
+        >>> decode_catalog('[{"table": "s.t", "columns": ["a", "b"], "types": ["int", null]}]')
+        {'s.t': {'a': 'int', 'b': None}}
+        >>> decode_catalog('[{"table": "s.t", "columns": ["a"]}]'), decode_catalog(None)
+        ({'s.t': {'a': None}}, None)
     """
     if not text:
         return None
-    return {
-        str(entry["table"]): dict.fromkeys(map(str, entry["columns"])) for entry in json.loads(text)
-    }
+    catalog: dict[str, dict[str, object]] = {}
+    for entry in json.loads(text):
+        columns = [str(c) for c in entry["columns"]]
+        types = entry.get("types") or [None] * len(columns)
+        catalog[str(entry["table"])] = dict(zip(columns, types, strict=False))
+    return catalog
