@@ -176,7 +176,7 @@ class LineageParser:
         dialect: str | None,
         default_catalog: str | None,
         default_schema: str | None,
-        catalog: CatalogIndex,
+        catalog: CatalogIndex | None = None,
     ) -> ParseResult:
         if not isinstance(sql, str) or not sql.strip():
             return _failed(ErrorKind.EMPTY, "empty statement", status=ParseStatus.SKIPPED)
@@ -214,6 +214,7 @@ class LineageParser:
                 chunks, read = retry, fallback
                 ctx = replace(ctx, dialect=fallback)
         steps: list[_Step] = []
+        catalog = self.catalog if catalog is None else catalog
         values: dict[str, _VariableValue] = {}
         for chunk in chunks:
             if chunk.control:
