@@ -70,6 +70,10 @@ $(VENV)/.installed-kafka: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[spark,emit,dev,kafka]'
 	touch $@
 
-.PHONY: test-integration
-test-integration: $(VENV)/.installed-kafka  ## real Marquez + Kafka round trips (tests/integration)
+.PHONY: test-integration integration-deps
+integration-deps:  ## the PostgreSQL server of the live JDBC test (Debian/Ubuntu packages, as root)
+	ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || \
+	  { apt-get update && apt-get install -y --no-install-recommends postgresql; }
+
+test-integration: $(VENV)/.installed-kafka integration-deps  ## real Marquez + Kafka round trips, live PostgreSQL over JDBC (tests/integration)
 	$(PY) -m pytest -m integration -s tests/integration

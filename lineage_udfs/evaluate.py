@@ -4,7 +4,8 @@ Usage::
 
     python -m lineage_udfs.evaluate CASES.jsonl > PREDICTIONS.jsonl
 
-Each input line is ``{"id", "dialect", "sql", "default_db"?, "default_schema"?, "schemas"?}``.
+Each input line is ``{"id", "dialect", "sql", "default_db"?, "default_schema"?, "schemas"?}``;
+a case's ``schemas`` is the parser's catalog (``--no-catalog``: none).
 Each output line is ``{"id", "sources", "targets", "columns", "result_columns", "error"}`` where
 ``columns`` holds the DIRECT column edges as ``[source_table.column, target_table.column]``.
 The parse is exactly ``LineageParser.parse``: the same code the Spark UDF runs. A tally of the
@@ -78,7 +79,11 @@ def _catalog(schemas: Mapping[str, Mapping[str, object]] | None) -> dict[str, di
 
 
 def evaluate(
-    lines: Iterable[str], out: TextIO, options: ParserOptions | None = None
+    lines: Iterable[str],
+    out: TextIO,
+    options: ParserOptions | None = None,
+    *,
+    use_schemas: bool = True,
 ) -> Counter[str]:
     """Parse every case of ``lines`` and write one prediction line per case to ``out``.
 
@@ -86,6 +91,8 @@ def evaluate(
         lines: JSON lines in the corpus format.
         out: where predictions are written.
         options: parser options (default: ``ParserOptions()``, what the pipeline runs).
+        use_schemas: hand a case's ``schemas`` to the parser as its catalog (as the job hands
+            each statement its part of ``catalog_columns``); False parses without a catalog.
 
     Returns:
         How many cases each parser tier handled (plus ``status:<status>`` counts).
@@ -93,7 +100,7 @@ def evaluate(
     tally: Counter[str] = Counter()
     plain = LineageParser(options)
     for case in _cases(lines):
-        schemas = case.get("schemas")
+        schemas = case.get("schemas") if use_schemas else None
         parser = LineageParser(options, catalog=_catalog(schemas)) if schemas else plain
         result = parser.parse(
             case.get("sql"),
@@ -124,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="override a ParserOptions boolean, e.g. --option conditions_as_direct=true",
     )
+    args.add_argument(
+        "--no-catalog",
+        action="store_true",
+        help="ignore the cases' schemas (parse without a catalog)",
+    )
     ns = args.parse_args(argv)
     overrides: dict[str, Any] = {}
     for item in ns.option:
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides[name.strip()] = value.strip().lower() in ("1", "true", "yes", "on")
     options = ParserOptions(**overrides)
     with open(ns.cases, encoding="utf-8") as handle:
-        tally = evaluate(handle, sys.stdout, options)
+        tally = evaluate(handle, sys.stdout, options, use_schemas=not ns.no_catalog)
     total = sum(v for k, v in tally.items() if k.startswith("parser:"))
     print(f"cases: {total}", file=sys.stderr)
     for key, count in sorted(tally.items()):

@@ -8,6 +8,7 @@ models are frozen and reject unknown keys, so a typo in YAML fails at start-up.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from math import ceil
 from pathlib import Path
@@ -41,6 +42,17 @@ PRESET_FILE_FORMATS: dict[str, Literal["csv", "jsonl", "parquet", "delta"]] = {
 }
 """Vendor query-history presets (``lineage_udfs.sources.presets``) → the file format they read."""
 
+PRESET_JDBC_QUERIES: dict[str, str] = {
+    "postgres_pg_stat_statements": (
+        "SELECT d.datname, r.rolname, s.* FROM pg_stat_statements s"
+        " JOIN pg_database d ON d.oid = s.dbid JOIN pg_roles r ON r.oid = s.userid"
+        " WHERE r.rolname <> current_user"
+    ),
+}
+"""The query a preset reads over JDBC when the source names no table or query. For
+pg_stat_statements: the database and role names joined in; the reading role's own statements
+(the job's) are left out, so run the job as a role of its own (``pg_read_all_stats``)."""
+
 PRESET_EXTRA_PATHS: dict[str, tuple[str, ...]] = {
     "snowflake_query_history": (),
     "bigquery_jobs": (),
@@ -54,7 +66,106 @@ PRESET_EXTRA_PATHS: dict[str, tuple[str, ...]] = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validation errors never echo the input: a misplaced secret must not reach a log line
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+JDBC_DRIVERS: dict[str, str] = {
+    "jdbc:postgresql:": "org.postgresql.Driver",
+}
+"""Driver class by URL prefix, for URLs whose driver is not named in ``jdbc.driver``."""
+
+_URL_SECRET = re.compile(r"(?i)(password|passwd|pwd|secret|token)\s*=|//[^/@:]+:[^/@]*@")
+
+
+class JdbcSettings(_Strict):
+    """A database read over JDBC (``format: jdbc``). The driver jar comes from Maven Central
+    through ``spark.packages`` (e.g. ``org.postgresql:postgresql:42.7.14``).
+
+    The password is never part of the settings: ``password_env`` names the environment variable
+    that holds it, read when the job starts; a URL carrying a password is rejected, so that
+    ``lineage_runs.config_json`` and the logs never see one (nor do validation errors, which
+    leave the input out).
+    """
+
+    url: str
+    """``jdbc:postgresql://host:5432/db``; no credentials in it."""
+    table: str | None = None
+    """A table or view (``dbtable``); or give ``query``. A preset may supply the query."""
+    query: str | None = None
+    """A SELECT whose rows are the source's rows."""
+    user: str | None = None
+    password_env: str | None = None
+    """Name of the environment variable holding the password (None: no password)."""
+    driver: str | None = None
+    """Driver class; default from the URL (JDBC_DRIVERS)."""
+    fetch_size: int = Field(1000, ge=1)
+    options: dict[str, str] = Field(default_factory=dict)
+    """More options of Spark's JDBC source (e.g. ``queryTimeout``); none may carry a secret."""
+
+    @field_validator("url")
+    @classmethod
+    def _no_secret_in_url(cls, value: str) -> str:
+        if not value.startswith("jdbc:"):
+            raise ValueError("a JDBC URL starts with jdbc:")
+        if _URL_SECRET.search(value):
+            raise ValueError(
+                "the JDBC URL carries a password: give it through password_env instead"
+            )
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _no_secret_option(cls, value: dict[str, str]) -> dict[str, str]:
+        reserved = {"url", "user", "password", "dbtable", "query", "driver", "fetchsize"}
+        bad = sorted(k for k in value if k.lower() in reserved or _URL_SECRET.search(f"{k}="))
+        if bad:
+            raise ValueError(f"jdbc.options may not set {bad}: use the jdbc keys")
+        return value
+
+    @property
+    def driver_class(self) -> str | None:
+        """The driver class to load: ``driver``, else the one for the URL's prefix."""
+        if self.driver:
+            return self.driver
+        return next((d for p, d in JDBC_DRIVERS.items() if self.url.startswith(p)), None)
+
+    @property
+    def display_url(self) -> str:
+        """The URL without its query string (shown in messages and as the source's path)."""
+        return self.url.split("?", 1)[0]
+
+
+class IncrementalSettings(_Strict):
+    """Read only the rows a source gained since the last committed run (a per-source watermark
+    in the ``source_state`` Delta table, committed after the run's lineage; docs/sources.md).
+
+    Exactly one of:
+
+    - ``column``: a column that only grows (an id, an insertion time): the run reads the rows
+      above the committed maximum, and commits the maximum it read;
+    - ``keys`` (and optionally ``version``): a snapshot source such as ``pg_stat_statements``
+      that has no time column: the run reads the rows whose key is new, or whose ``version``
+      (e.g. the cumulative ``calls``) differs from the committed one, and commits the key set
+      it read.
+    """
+
+    column: str | None = None
+    type: Literal["long", "double", "timestamp", "string"] | None = None
+    """The watermark column's type for comparing; None: as read. CSV and JSON lines fields
+    are read as text, so a numeric or time column there needs ``long`` / ``timestamp``."""
+    keys: list[str] = Field(default_factory=list)
+    version: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> IncrementalSettings:
+        if (self.column is None) == (not self.keys):
+            raise ValueError("incremental needs exactly one of column or keys")
+        if self.version is not None and not self.keys:
+            raise ValueError("incremental.version goes with keys")
+        if self.type is not None and self.column is None:
+            raise ValueError("incremental.type goes with column")
+        return self
 
 
 class SourceSettings(_Strict):
@@ -67,8 +178,11 @@ class SourceSettings(_Strict):
     """
 
     name: str
-    format: Literal["csv", "jsonl", "parquet", "delta"]
-    path: str
+    format: Literal["csv", "jsonl", "parquet", "delta", "jdbc"]
+    path: str = ""
+    """File, folder, glob or Delta table; for ``jdbc`` the URL without its query string."""
+    jdbc: JdbcSettings | None = None
+    incremental: IncrementalSettings | None = None
     enabled: bool = True
     preset: str | None = None
     extra_paths: dict[str, str] = Field(default_factory=dict)
@@ -105,6 +219,23 @@ class SourceSettings(_Strict):
             raise ValueError("extra_paths needs a preset")
         return data
 
+    @model_validator(mode="after")
+    def _location(self) -> SourceSettings:
+        if self.format == "jdbc":
+            if self.jdbc is None:
+                raise ValueError("format jdbc needs a jdbc: section (url, table or query)")
+            if self.jdbc.table and self.jdbc.query:
+                raise ValueError("jdbc takes table or query, not both")
+            if not (self.jdbc.table or self.jdbc.query or self.preset in PRESET_JDBC_QUERIES):
+                raise ValueError("jdbc needs a table or a query")
+            if not self.path:
+                object.__setattr__(self, "path", self.jdbc.display_url)  # frozen model
+        elif self.jdbc is not None:
+            raise ValueError("a jdbc: section needs format jdbc")
+        elif not self.path:
+            raise ValueError(f"format {self.format} needs a path")
+        return self
+
     @field_validator("columns", "defaults")
     @classmethod
     def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
@@ -112,6 +243,73 @@ class SourceSettings(_Strict):
         if unknown:
             raise ValueError(f"unknown canonical column(s) {unknown}; known: {QUERY_LOG_COLUMNS}")
         return value
+
+
+CATALOG_COLUMNS: tuple[str, ...] = (
+    "table_catalog",
+    "table_schema",
+    "table_name",
+    "column_name",
+    "ordinal_position",
+    "data_type",
+)
+"""What a catalog source provides, named as in ``information_schema.columns``."""
+
+CATALOG_JDBC_QUERY = (
+    "SELECT table_catalog, table_schema, table_name, column_name, ordinal_position, data_type"
+    " FROM information_schema.columns"
+    " WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+)
+"""What a JDBC catalog source reads when it names no table or query."""
+
+
+class CatalogSourceSettings(_Strict):
+    """Table and column definitions to import into ``catalog_columns``: a database's
+    ``information_schema.columns`` over JDBC, or an exported file with the same columns
+    (``columns`` maps a differently named one; ``defaults`` fills e.g. ``table_catalog``)."""
+
+    name: str
+    format: Literal["csv", "jsonl", "parquet", "delta", "jdbc"]
+    path: str = ""
+    jdbc: JdbcSettings | None = None
+    columns: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, str] = Field(default_factory=dict)
+    options: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+
+    @field_validator("columns", "defaults")
+    @classmethod
+    def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(CATALOG_COLUMNS))
+        if unknown:
+            raise ValueError(f"unknown catalog column(s) {unknown}; known: {CATALOG_COLUMNS}")
+        return value
+
+    @model_validator(mode="after")
+    def _location(self) -> CatalogSourceSettings:
+        if self.format == "jdbc":
+            if self.jdbc is None:
+                raise ValueError("format jdbc needs a jdbc: section")
+            if self.jdbc.table and self.jdbc.query:
+                raise ValueError("jdbc takes table or query, not both")
+            if not self.path:
+                object.__setattr__(self, "path", self.jdbc.display_url)  # frozen model
+        elif self.jdbc is not None:
+            raise ValueError("a jdbc: section needs format jdbc")
+        elif not self.path:
+            raise ValueError(f"format {self.format} needs a path")
+        return self
+
+
+class CatalogSettings(_Strict):
+    """The catalog: column definitions the parser resolves ``SELECT *``, unqualified columns
+    and ``INSERT`` without a column list against (docs/sources.md#catalog)."""
+
+    sources: list[CatalogSourceSettings] = Field(default_factory=list)
+    """Imported into ``catalog_columns`` at the start of each run (a source's rows replaced)."""
+    max_tables_per_statement: int = Field(200, ge=1)
+    """Catalog tables handed to the parser with one statement at most (those whose name the
+    statement's text mentions); a statement naming more gets none."""
 
 
 class ParserSettings(_Strict):
@@ -166,6 +364,8 @@ class SinkSettings(_Strict):
             "quarantine",
             "lineage_runs",
             "openlineage_emissions",
+            "source_state",
+            "catalog_columns",
         ],
         TableSettings,
     ] = Field(default_factory=dict)
@@ -316,6 +516,7 @@ class JobSettings(_Strict):
     execution: ExecutionSettings = ExecutionSettings()
     lineage: LineageSettings = LineageSettings()
     limits: LimitsSettings = LimitsSettings()
+    catalog: CatalogSettings = CatalogSettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

@@ -111,6 +111,7 @@ class LineageParser:
         default_catalog: str | None = None,
         default_schema: str | None = None,
         mask: bool = True,
+        catalog: Catalog | None = None,
     ) -> ParseResult:
         """Parse one logged statement or script. Never raises.
 
@@ -121,6 +122,17 @@ class LineageParser:
             default_schema: session schema that qualifies bare names.
             mask: fill ``masked_sql`` (False when the caller has the masked text already, as
                 the Spark job has: it masks every row with Spark expressions).
+            catalog: the tables this statement may read or write, ``{table: {column: type}}``,
+                used for this call instead of the parser's own catalog (the Spark job hands
+                each statement the part of ``catalog_columns`` its text names).
+
+        Examples:
+            >>> p = LineageParser()
+            >>> sql = "INSERT INTO db.t SELECT * FROM db.s"
+            >>> [e.source_column for e in p.parse(sql, catalog={"db.s": {"a": "int"}}).column_edges]
+            ['a']
+            >>> p.parse(sql).column_edges
+            ()
 
         Returns:
             The lineage, or a result whose ``failure`` says why there is none.
@@ -128,7 +140,8 @@ class LineageParser:
         started = time.perf_counter()
         try:
             with fewer_young_collections():  # sqlglot trees are cycles: see garbage_collection.py
-                result = self._parse(sql, dialect, default_catalog, default_schema)
+                index = self.catalog if catalog is None else CatalogIndex(catalog)
+                result = self._parse(sql, dialect, default_catalog, default_schema, index)
         except ParseTimeoutError:
             result = _failed(ErrorKind.TIMEOUT, "parse timed out", status=ParseStatus.TIMEOUT)
         except RecursionError:
@@ -163,6 +176,7 @@ class LineageParser:
         dialect: str | None,
         default_catalog: str | None,
         default_schema: str | None,
+        catalog: CatalogIndex | None = None,
     ) -> ParseResult:
         if not isinstance(sql, str) or not sql.strip():
             return _failed(ErrorKind.EMPTY, "empty statement", status=ParseStatus.SKIPPED)
@@ -200,7 +214,7 @@ class LineageParser:
                 chunks, read = retry, fallback
                 ctx = replace(ctx, dialect=fallback)
         steps: list[_Step] = []
-        catalog = self.catalog
+        catalog = self.catalog if catalog is None else catalog
         values: dict[str, _VariableValue] = {}
         for chunk in chunks:
             if chunk.control:

@@ -518,9 +518,18 @@ def apply_preset(spark: SparkSession, source: SourceSettings, raw: DataFrame) ->
     """The raw export's rows as canonical-named columns (the reader maps and checks them)."""
     if source.preset is None:
         return raw
-    if source.format != "delta":
+    if source.format not in ("delta", "jdbc"):
         raw = raw.withColumn(INPUT_FILE, F.col("_metadata.file_path"))
     return PRESETS[source.preset].transform(spark, raw, source)
+
+
+def has_native_lineage(source: SourceSettings) -> bool:
+    """Whether the source's export records the engine's own lineage (file exports only)."""
+    return (
+        source.preset is not None
+        and PRESETS[source.preset].native is not None
+        and source.format != "jdbc"
+    )
 
 
 def native_lineage(source: SourceSettings, raw: DataFrame) -> tuple[DataFrame, DataFrame] | None:

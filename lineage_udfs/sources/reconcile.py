@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from lineage_udfs.settings import SourceSettings
-from lineage_udfs.sources.presets import native_lineage
+from lineage_udfs.sources.presets import has_native_lineage, native_lineage
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.readers import read_raw
 
@@ -52,7 +52,7 @@ def reconcile_native_lineage(
     """
     counts: dict[str, dict[str, int]] = {}
     for source in sources:
-        if not source.enabled:
+        if not source.enabled or not has_native_lineage(source):
             continue
         native = native_lineage(source, read_raw(spark, source))
         if native is None:

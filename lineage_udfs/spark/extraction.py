@@ -20,7 +20,9 @@ measured sizes.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -28,7 +30,14 @@ from pyspark.sql import functions as F
 from lineage_udfs.core.enums import ErrorKind, ParseStatus
 from lineage_udfs.redaction import settings_json
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, ExecutionSettings, JobSettings
+from lineage_udfs.sources.jdbc import jdbc_passwords
 from lineage_udfs.sources.reconcile import reconcile_native_lineage
+from lineage_udfs.spark.catalog import (
+    Catalog,
+    import_catalog,
+    load_catalog,
+    with_statement_catalogs,
+)
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
     annotate_edge_kind,
@@ -66,6 +75,7 @@ from lineage_udfs.spark.transforms import (
     with_statement_texts,
 )
 from lineage_udfs.spark.udfs import parser_version
+from lineage_udfs.spark.watermark import IncrementalRead
 
 logger = logging.getLogger(__name__)
 
@@ -77,13 +87,18 @@ QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus
 """Parse outcomes that give no lineage at all and are quarantined (plus skipped-as-too-large)."""
 
 
-def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
+def extract(
+    spark: SparkSession, settings: JobSettings, environ: Mapping[str, str] = os.environ
+) -> RunSummary:
     """Extract lineage from the configured query logs into the configured Delta tables.
 
     Re-running on the same input leaves parsed_statements, queries, table_lineage,
-    column_lineage and quarantine unchanged; lineage_runs gets one row per run.
+    column_lineage and quarantine unchanged; lineage_runs gets one row per run. The watermarks
+    of incremental sources are committed last, after every lineage table
+    (``spark.watermark``). JDBC passwords are read from ``environ`` (``jdbc.password_env``).
 
     Raises:
+        ConfigError: a JDBC source's password variable is not set.
         InputError: a source cannot be read or lacks a required column.
         OutputError: the output location is not writable (checked before any work).
     """
@@ -94,11 +109,16 @@ def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
         MIN_FILE_PARTITIONS_CONF: _min_read_partitions(spark, settings.execution),
     }
     try:
+        inputs = _Inputs(
+            jdbc_passwords([*settings.sources, *settings.catalog.sources], environ),
+            IncrementalRead(ctx.tables, ctx.summary.run_id),
+        )
         with session_confs(spark, confs):
-            _stages(ctx)
+            _stages(ctx, inputs)
             ctx.summary.reconciliation = reconcile_native_lineage(
                 spark, settings.sources, ctx.tables
             )
+            inputs.incremental.commit()  # the last write: see spark.watermark
         ctx.finish("succeeded")
     except Exception:
         ctx.finish("failed")
@@ -110,30 +130,57 @@ def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
     return ctx.summary
 
 
-def _stages(ctx: RunContext) -> None:
+@dataclass
+class _Inputs:
+    """What a run reads besides the settings: JDBC passwords, the incremental sources'
+    watermarks, and the catalog (after the setup stage)."""
+
+    passwords: dict[str, str]
+    incremental: IncrementalRead
+    catalog: Catalog | None = field(default=None)
+
+
+def _stages(ctx: RunContext, inputs: _Inputs) -> None:
     with ctx.stage("setup"):
         ctx.tables.ensure_all()
+        inputs.catalog = _catalog(ctx, inputs)
     with ctx.stage("read"):
-        rows = _read(ctx)
+        rows = _read(ctx, inputs)
     partitions = ctx.summary.shuffle_partitions
     shuffle = str(partitions) if partitions else None
     with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}):
         with ctx.stage("prepare"):
             batch = _prepare(ctx, rows)
         with ctx.stage("parse"):
-            parsed = _parse(ctx, batch)
+            parsed = _parse(ctx, batch, inputs.catalog)
         with ctx.stage("write"):
             _write(ctx, rows, batch, parsed)
 
 
-def _read(ctx: RunContext) -> DataFrame:
-    """Every log row, prepared once (``prepare_rows``) and persisted; fills the read counts and
-    the run's shuffle partition count."""
+def _catalog(ctx: RunContext, inputs: _Inputs) -> Catalog | None:
+    """Import the catalog sources; the catalog the parser gets (None: no catalog). Its digest
+    joins the parser version, so statements are parsed again against a changed catalog."""
+    settings = ctx.settings.catalog
+    import_catalog(ctx.spark, settings, ctx.tables, inputs.passwords)
+    catalog = load_catalog(ctx.tables) if settings.sources else None
+    if catalog is not None:
+        ctx.summary.parser_version = f"{ctx.summary.parser_version}+c{catalog.digest}"
+        ctx.kept.append(catalog.tables)
+    return catalog
+
+
+def _read(ctx: RunContext, inputs: _Inputs) -> DataFrame:
+    """Every log row (of incremental sources: those newer than their watermark), prepared once
+    (``prepare_rows``) and persisted; fills the read counts and the shuffle partition count."""
     settings, summary = ctx.settings, ctx.summary
-    log = with_default_dialect(
-        read_query_logs(ctx.spark, settings.sources, settings.limits.max_field_chars),
-        settings.parser.options.default_dialect,
+    logs = read_query_logs(
+        ctx.spark,
+        settings.sources,
+        settings.limits.max_field_chars,
+        passwords=inputs.passwords,
+        incremental=inputs.incremental,
     )
+    log = with_default_dialect(logs, settings.parser.options.default_dialect)
     rows = ctx.persist(prepare_rows(log, settings.limits.max_masked_sql_chars))
     stats = rows.agg(
         F.count(F.lit(1)).alias("rows"),
@@ -184,9 +231,10 @@ def _prepare(ctx: RunContext, rows: DataFrame) -> _Batch:
     return _Batch(relevant, statements, n_statements, representatives.select(FINGERPRINT))
 
 
-def _parse(ctx: RunContext, batch: _Batch) -> DataFrame:
+def _parse(ctx: RunContext, batch: _Batch, catalog: Catalog | None) -> DataFrame:
     """Parse the batch's statements not parsed yet under this parser version (all of them when
-    ``parser.incremental`` is off); the results are checkpointed."""
+    ``parser.incremental`` is off), each with the part of the catalog its text names; the
+    results are checkpointed."""
     settings, summary = ctx.settings, ctx.summary
     to_parse = batch.statements
     if settings.parser.incremental:
@@ -196,6 +244,10 @@ def _parse(ctx: RunContext, batch: _Batch) -> DataFrame:
             .select(FINGERPRINT)
         )
         to_parse = to_parse.join(done, FINGERPRINT, "left_anti")
+    if catalog is not None:
+        to_parse = with_statement_catalogs(
+            to_parse, catalog, settings.catalog.max_tables_per_statement
+        )
     partitions = settings.parser.partitions or _parse_partitions(ctx.spark, batch.statement_count)
     parsed, summary.parsed_statements = ctx.keep(
         parse_statements(to_parse, settings.parser.options, partitions), checkpoint=True

@@ -16,7 +16,7 @@ from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import mask_error, parse_batches, redact_names
+from lineage_udfs.spark.udf_worker import decode_catalog, mask_error, parse_batches, redact_names
 
 
 def _none(value: object) -> str | None:
@@ -29,6 +29,7 @@ def parse_batch(
     dialects: pd.Series,
     databases: pd.Series,
     schemas: pd.Series,
+    catalogs: pd.Series | None = None,
 ) -> pd.DataFrame:
     """Parse one batch into a frame with one column per ``UDF_RESULT_SCHEMA`` field.
 
@@ -36,13 +37,17 @@ def parse_batch(
     is the caller's column) and masked error messages.
     """
     records = []
-    for sql, dialect, database, schema in zip(sql_texts, dialects, databases, schemas, strict=True):
+    catalog_texts = catalogs if catalogs is not None else [None] * len(sql_texts)
+    for sql, dialect, database, schema, catalog in zip(
+        sql_texts, dialects, databases, schemas, catalog_texts, strict=True
+    ):
         result = parser.parse(
             _none(sql),
             dialect=_none(dialect),
             default_catalog=_none(database),
             default_schema=_none(schema),
             mask=False,
+            catalog=decode_catalog(_none(catalog)),
         )
         records.append(to_record(redact_names(result), mask_error))
     return pd.DataFrame.from_records(records, columns=UDF_RESULT_SCHEMA.fieldNames())
@@ -54,7 +59,7 @@ def make_parse_pandas_udf(options: ParserOptions) -> Callable[..., Column]:
 
     @pandas_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload]
     def parse_sql(
-        batches: Iterator[tuple[pd.Series, pd.Series, pd.Series, pd.Series]],
+        batches: Iterator[tuple[pd.Series, ...]],
     ) -> Iterator[pd.DataFrame]:
         yield from parse_batches(options, batches, parse_batch)
 

@@ -178,7 +178,7 @@ def run_extract(
     spark: SparkSession, settings: JobSettings, environ: Mapping[str, str] = os.environ
 ) -> ExtractOutcome:
     """Extraction, then the graph stage and the emission where the settings enable them."""
-    run = extract(spark, settings)
+    run = extract(spark, settings, environ)
     graph = None
     if settings.graph.enabled:
         graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)

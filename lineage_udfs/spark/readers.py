@@ -10,6 +10,7 @@ and one bad row never fails the job. A missing required column fails fast with `
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -19,9 +20,11 @@ from pyspark.sql.types import DateType, StringType, StructField, StructType, Tim
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
+from lineage_udfs.sources.jdbc import read_jdbc
 from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
 from lineage_udfs.spark.preflight import TEXT_FORMATS, inspect_source
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
+from lineage_udfs.spark.watermark import IncrementalRead
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +85,12 @@ def capped(value: Column, limit: int) -> Column:
 
 
 def read_query_logs(
-    spark: SparkSession, sources: list[SourceSettings], max_field_chars: int | None = None
+    spark: SparkSession,
+    sources: list[SourceSettings],
+    max_field_chars: int | None = None,
+    *,
+    passwords: Mapping[str, str] | None = None,
+    incremental: IncrementalRead | None = None,
 ) -> DataFrame:
     """Read and union every enabled source (canonical + bookkeeping columns); with
     ``max_field_chars``, every canonical field but the query text is capped (``limits``).
@@ -93,7 +101,10 @@ def read_query_logs(
     enabled = [s for s in sources if s.enabled]
     if not enabled:
         raise InputError("no enabled query-log source in settings (sources: [])")
-    frames = [read_query_log(spark, source) for source in enabled]
+    frames = [
+        read_query_log(spark, source, passwords=passwords, incremental=incremental)
+        for source in enabled
+    ]
     log = reduce(DataFrame.unionByName, frames)
     if max_field_chars is None:
         return log
@@ -109,12 +120,21 @@ def read_query_logs(
     return log.withColumns(capped_fields)
 
 
-def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
+def read_query_log(
+    spark: SparkSession,
+    source: SourceSettings,
+    *,
+    passwords: Mapping[str, str] | None = None,
+    incremental: IncrementalRead | None = None,
+) -> DataFrame:
     """Read one source and map it to the canonical log schema.
 
     Args:
         spark: the session.
         source: format, path, column mapping, constant defaults, timestamp format.
+        passwords: JDBC passwords by source name (``sources.jdbc.jdbc_passwords``).
+        incremental: the run's watermarks: an ``incremental`` source gives only the rows newer
+            than its committed watermark (without it, every row).
 
     Returns:
         ``QUERY_LOG_SCHEMA`` columns in order, then ``LOAD_COLUMNS``.
@@ -124,7 +144,13 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
             missing (the message names it and lists the available columns).
     """
     source = with_preset_options(source)
-    raw = apply_preset(spark, source, _read_raw(spark, source))
+    raw = _read_raw(spark, source, (passwords or {}).get(source.name))
+    is_live = source.format == "jdbc"
+    if source.incremental is not None and incremental is not None:
+        raw = incremental.new_rows(source, raw, materialize=is_live)
+    elif is_live:  # one snapshot of a live database per run
+        raw = raw.localCheckpoint(eager=True)
+    raw = apply_preset(spark, source, raw)
     available = [c for c in raw.columns if c != CORRUPT_COLUMN]
     mapping = _resolve_mapping(source, available)
     types = dict(raw.dtypes)
@@ -184,7 +210,9 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
         256,
     )
     selected["query_id"] = F.coalesce(value("query_id"), row_hash)
-    source_file = F.col("_metadata.file_path") if source.format != "delta" else F.lit(source.path)
+    source_file = (
+        F.lit(source.path) if source.format in ("delta", "jdbc") else F.col("_metadata.file_path")
+    )
     if INPUT_FILE in raw.columns:  # a preset took it before joining
         source_file = F.col(INPUT_FILE)
         available = [c for c in available if c != INPUT_FILE]
@@ -200,9 +228,9 @@ def read_query_log(spark: SparkSession, source: SourceSettings) -> DataFrame:
     )
 
 
-def read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
+def read_raw(spark: SparkSession, source: SourceSettings, password: str | None = None) -> DataFrame:
     """A source's rows as its file holds them (CSV and JSON fields as strings)."""
-    return _read_raw(spark, with_preset_options(source))
+    return _read_raw(spark, with_preset_options(source), password)
 
 
 def _with_span(
@@ -252,8 +280,10 @@ def _empty_source(spark: SparkSession, source: SourceSettings) -> DataFrame:
     return reader.csv(source.path) if source.format == "csv" else reader.json(source.path)
 
 
-def _read_raw(spark: SparkSession, source: SourceSettings) -> DataFrame:
+def _read_raw(spark: SparkSession, source: SourceSettings, password: str | None) -> DataFrame:
     fmt = source.format
+    if fmt == "jdbc":
+        return read_jdbc(spark, source, password)
     if fmt in TEXT_FORMATS and inspect_source(spark, source).all_empty:
         logger.info("source %r: every file at %s is empty (0 rows)", source.name, source.path)
         return _empty_source(spark, source)

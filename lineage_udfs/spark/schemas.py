@@ -351,6 +351,56 @@ LINEAGE_RUNS = _table(
     ],
 )
 
+SOURCE_STATE = _table(
+    "source_state",
+    "Read watermarks of incremental sources (lineage_udfs.spark.watermark): one row per "
+    "column-watermark source, or one per key of a key-set source; committed after the run's "
+    "lineage, in one commit for all sources.",
+    ("source_name", "state_key"),
+    [
+        ("source_name", StringType()),
+        ("state_key", StringType()),  # '' for a column watermark; the row key's JSON for a key set
+        ("state_value", StringType()),  # the column's maximum read / the key's version
+        ("run_id", StringType()),
+        ("committed_at", TimestampType()),
+    ],
+    comments={
+        "state_key": "'' for a column watermark; the JSON of a row's key for a key-set source",
+        "state_value": "the highest value of the watermark column read (as text), or the "
+        "key's version (e.g. pg_stat_statements calls)",
+        "run_id": "the run that committed the row",
+        "committed_at": "when the run committed it (UTC)",
+    },
+)
+
+CATALOG_COLUMNS_TABLE = _table(
+    "catalog_columns",
+    "Table and column definitions imported from catalog sources (information_schema.columns "
+    "over JDBC or an exported file); the parser resolves SELECT *, unqualified columns and "
+    "INSERT without a column list against them.",
+    ("source_name", "table_id", "column_name"),
+    [
+        ("source_name", StringType()),
+        ("table_id", StringType()),  # lower-cased table_catalog.table_schema.table_name
+        ("table_catalog", StringType()),
+        ("table_schema", StringType()),
+        ("table_name", StringType()),
+        ("column_name", StringType()),
+        ("ordinal_position", IntegerType()),
+        ("data_type", StringType()),
+        ("imported_at", TimestampType()),
+    ],
+    comments={
+        "source_name": "the catalog source the definition came from",
+        "table_id": "lower-cased qualified name: table_catalog.table_schema.table_name "
+        "(missing parts left out)",
+        "column_name": "the column's name as the catalog spells it",
+        "ordinal_position": "the column's position in its table (1-based)",
+        "data_type": "the column's type as the catalog names it",
+        "imported_at": "when the definition was first imported or last changed (UTC)",
+    },
+)
+
 # graph analytics (lineage_udfs.spark.graph); every row carries its component_id
 LINEAGE_NODES = _table(
     "lineage_nodes",
@@ -481,6 +531,8 @@ TABLES: dict[str, TableSpec] = {
         COLUMN_CLOSURE,
         GRAPH_COMPONENTS,
         OPENLINEAGE_EMISSIONS,
+        SOURCE_STATE,
+        CATALOG_COLUMNS_TABLE,
     )
 }
 """Every Delta table by name, in creation order."""

@@ -286,6 +286,10 @@ def with_statement_texts(representatives: DataFrame, rows: DataFrame) -> DataFra
     )
 
 
+STATEMENT_CATALOG = "statement_catalog"
+"""The part of the catalog a statement's text names, as JSON (``udf_worker.decode_catalog``)."""
+
+
 def parse_statements(
     statements: DataFrame,
     options: ParserOptions,
@@ -298,21 +302,18 @@ def parse_statements(
     Returns:
         The input columns without ``parse_text`` (``masked_sql`` stays: the masked text, never
         the original), plus ``parse_result`` (UDF_RESULT_SCHEMA: PARSE_RESULT_SCHEMA without
-        masked_sql).
+        masked_sql). A ``statement_catalog`` column (``spark.catalog.with_statement_catalogs``)
+        is handed to the parser with each statement and dropped.
     """
     parse_udf = udf_factory(options)
+    inputs = [F.col(PARSE_TEXT), F.col("dialect"), F.col("default_database")]
+    inputs.append(F.col("default_schema"))
+    if STATEMENT_CATALOG in statements.columns:
+        inputs.append(F.col(STATEMENT_CATALOG))
     return (
         statements.repartition(partitions, FINGERPRINT)
-        .withColumn(
-            PARSE_RESULT,
-            parse_udf(
-                F.col(PARSE_TEXT),
-                F.col("dialect"),
-                F.col("default_database"),
-                F.col("default_schema"),
-            ),
-        )
-        .drop(PARSE_TEXT)
+        .withColumn(PARSE_RESULT, parse_udf(*inputs))
+        .drop(PARSE_TEXT, STATEMENT_CATALOG)
     )
 
 

@@ -13,6 +13,7 @@ the archive changed.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import os
 import sys
@@ -215,14 +216,36 @@ def redact_names(result: ParseResult) -> ParseResult:
 
 def parse_batches(
     options: ParserOptions,
-    batches: Iterator[tuple[T, T, T, T]],
-    parse_batch: Callable[[LineageParser, T, T, T, T], R],
+    batches: Iterator[tuple[T, ...]],
+    parse_batch: Callable[..., R],
 ) -> Iterator[R]:
     """The body of a parse UDF: set the worker up, then ``parse_batch`` each batch of (SQL
-    texts, dialects, databases, schemas) with the worker's parser for ``options``, freezing
-    what the parser built at each batch boundary."""
+    texts, dialects, databases, schemas[, catalogs]) with the worker's parser for ``options``,
+    freezing what the parser built at each batch boundary."""
     setup_worker()
     parser = get_parser(options)
-    for sql_texts, dialects, databases, schemas in batches:
-        yield parse_batch(parser, sql_texts, dialects, databases, schemas)
+    for columns in batches:
+        yield parse_batch(parser, *columns)
         freeze_new_state(options)
+
+
+def decode_catalog(text: str | None) -> dict[str, dict[str, object]] | None:
+    """A statement's catalog as the job hands it to the UDF (JSON
+    ``[{"table": "db.s.t", "columns": ["a", "b"], "types": ["int", null]}, …]``, columns in
+    declared order, ``types`` optional) as the parser's ``{table: {column: type}}``; None when
+    there is none.
+
+    Examples:
+        >>> decode_catalog('[{"table": "s.t", "columns": ["a", "b"], "types": ["int", null]}]')
+        {'s.t': {'a': 'int', 'b': None}}
+        >>> decode_catalog('[{"table": "s.t", "columns": ["a"]}]'), decode_catalog(None)
+        ({'s.t': {'a': None}}, None)
+    """
+    if not text:
+        return None
+    catalog: dict[str, dict[str, object]] = {}
+    for entry in json.loads(text):
+        columns = [str(c) for c in entry["columns"]]
+        types = entry.get("types") or [None] * len(columns)
+        catalog[str(entry["table"])] = dict(zip(columns, types, strict=False))
+    return catalog

@@ -20,7 +20,7 @@ from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.arrow_results import results_to_arrow
 from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import mask_error, parse_batches, redact_names
+from lineage_udfs.spark.udf_worker import decode_catalog, mask_error, parse_batches, redact_names
 
 try:  # PySpark 4.1+
     from pyspark.sql.functions import arrow_udf
@@ -58,18 +58,28 @@ def parse_arrow_batch(
     dialects: pa.Array,
     databases: pa.Array,
     schemas: pa.Array,
+    catalogs: pa.Array | None = None,
 ) -> pa.StructArray:
     """Parse one batch into a ``UDF_RESULT_SCHEMA`` struct array (the Arrow UDF's batch); the
-    same contract as the pandas UDF's ``parse_batch``."""
+    same contract as the pandas UDF's ``parse_batch``. ``catalogs``: each statement's catalog
+    (``udf_worker.decode_catalog``), when the job has one."""
+    texts = sql_texts.to_pylist()
+    catalog_texts = catalogs.to_pylist() if catalogs is not None else [None] * len(texts)
     results = [
         parser.parse(
-            sql, dialect=dialect, default_catalog=database, default_schema=schema, mask=False
+            sql,
+            dialect=dialect,
+            default_catalog=database,
+            default_schema=schema,
+            mask=False,
+            catalog=decode_catalog(catalog),
         )
-        for sql, dialect, database, schema in zip(
-            sql_texts.to_pylist(),
+        for sql, dialect, database, schema, catalog in zip(
+            texts,
             dialects.to_pylist(),
             databases.to_pylist(),
             schemas.to_pylist(),
+            catalog_texts,
             strict=True,
         )
     ]
@@ -77,8 +87,8 @@ def parse_arrow_batch(
 
 
 def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
-    """Return the iterator UDF ``(sql, dialect, database, schema) → struct``: the Arrow UDF
-    where PySpark has one, else the pandas UDF.
+    """Return the iterator UDF ``(sql, dialect, database, schema[, catalog]) → struct``: the
+    Arrow UDF where PySpark has one, else the pandas UDF.
 
     The struct is ``UDF_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
     failures as data) and runs on the worker's main thread, where the parser's SIGALRM timeout
@@ -98,7 +108,7 @@ def make_parse_arrow_udf(options: ParserOptions) -> Callable[..., Column]:
     # pyspark's overloads type a struct-returning iterator Arrow UDF only as a scalar one
     @arrow_udf(UDF_RESULT_SCHEMA)  # type: ignore[call-overload, misc]
     def parse_sql(
-        batches: Iterator[tuple[pa.Array, pa.Array, pa.Array, pa.Array]],
+        batches: Iterator[tuple[pa.Array, ...]],
     ) -> Iterator[pa.Array]:
         yield from parse_batches(options, batches, parse_arrow_batch)
 

@@ -23,6 +23,9 @@ if str(HERE) not in sys.path:
 
 from services import ROOT, Kafka, Marquez  # noqa: E402
 
+POSTGRES_JDBC = "org.postgresql:postgresql:42.7.14"
+"""The JDBC driver of the live PostgreSQL test (tests/integration/postgres)."""
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     chosen = "integration" in (config.getoption("markexpr") or "")
@@ -47,7 +50,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     settings = SparkSettings(
         app_name="lineage-integration",
         master="local[2]",
-        packages=base["packages"],
+        packages=[*base["packages"], POSTGRES_JDBC],
         confs={
             **base["confs"],
             "spark.sql.shuffle.partitions": "2",

@@ -192,3 +192,156 @@ class Kafka:
     def stop(self) -> None:
         subprocess.run(["bash", str(KAFKA_SH), "down", str(self.state)], check=False, timeout=120)
         shutil.rmtree(self.state, ignore_errors=True)
+
+
+PG_BIN_ROOT = Path("/usr/lib/postgresql")
+
+
+def postgres_bin() -> Path:
+    """The newest ``/usr/lib/postgresql/<major>/bin`` of the OS packages."""
+    found = sorted(
+        (p for p in PG_BIN_ROOT.glob("*/bin") if (p / "postgres").exists()),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    )
+    if not found:
+        raise RuntimeError(
+            "no PostgreSQL server under /usr/lib/postgresql: apt-get install postgresql"
+        )
+    return found[-1]
+
+
+@dataclass
+class Postgres:
+    """A private PostgreSQL cluster on 127.0.0.1 (the OS packages' server), with
+    ``pg_stat_statements`` preloaded and tracking nested statements. The server runs as the
+    ``postgres`` user when started by root (initdb refuses root); it is stopped by its PID.
+
+    Host connections need a password (scram-sha-256); the Unix socket in ``state`` trusts the
+    superuser, for the test's own setup and workload through ``psql``.
+    """
+
+    port: int
+    state: Path
+    process: subprocess.Popen[bytes]
+    bin: Path
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.state / "sock"
+
+    @classmethod
+    def start(cls, timeout: float = 60.0) -> Postgres:
+        pg_bin = postgres_bin()
+        state = Path(tempfile.mkdtemp(prefix="lw-postgres-"))
+        state.chmod(0o755)
+        user = "postgres" if os.geteuid() == 0 else None
+        data, sock = state / "data", state / "sock"
+        for folder in (data, sock):
+            folder.mkdir(mode=0o700)
+            if user:
+                shutil.chown(folder, user, user)
+        port = free_port()
+        try:
+            subprocess.run(
+                [
+                    str(pg_bin / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
+                    "--no-locale",
+                    "--auth-local=trust",
+                    "--auth-host=scram-sha-256",
+                ],
+                user=user,
+                capture_output=True,
+                check=True,
+                timeout=120,
+            )
+            log = open(state / "postgres.log", "ab")  # noqa: SIM115
+            process = subprocess.Popen(
+                [
+                    str(pg_bin / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(port),
+                    "-k",
+                    str(sock),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "shared_preload_libraries=pg_stat_statements",
+                    "-c",
+                    "pg_stat_statements.track=all",
+                    "-c",
+                    "fsync=off",
+                ],
+                user=user,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            log.close()
+        except BaseException:
+            shutil.rmtree(state, ignore_errors=True)
+            raise
+        server = cls(port=port, state=state, process=process, bin=pg_bin)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                server.stop()
+                raise RuntimeError(f"PostgreSQL exited with {process.returncode}")
+            ready = subprocess.run(
+                [str(pg_bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                capture_output=True,
+                check=False,
+            )
+            if ready.returncode == 0:
+                return server
+            time.sleep(0.2)
+        server.stop()
+        raise RuntimeError(f"PostgreSQL not ready {timeout:.0f} s after start")
+
+    def psql(self, sql: str, *, database: str = "postgres") -> str:
+        """Run ``sql`` as the superuser over the Unix socket; stop at the first error."""
+        done = subprocess.run(
+            [
+                str(self.bin / "psql"),
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                str(self.socket_dir),
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "-d",
+                database,
+            ],
+            input=sql,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"psql failed ({done.returncode}): {done.stderr[-2000:]}")
+        return done.stdout
+
+    def stop(self) -> None:
+        """Fast shutdown by the postmaster's PID (SIGINT), then remove the state folder."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        shutil.rmtree(self.state, ignore_errors=True)

@@ -1,0 +1,190 @@
+"""Incremental sources: a run reads only rows newer than the committed watermark, and a run that
+crashes before committing its watermark is completed by the next run with nothing skipped or
+counted twice (the tables end as one clean run over the same rows leaves them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from lineage_udfs.settings import (
+    IncrementalSettings,
+    JobSettings,
+    SinkSettings,
+    SourceSettings,
+)
+from lineage_udfs.spark import extraction
+from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.extraction import extract
+
+COMPARED = ("queries", "parsed_statements", "table_lineage", "column_lineage", "quarantine")
+VOLATILE = ("parse_ms", "run_id")
+
+
+def _rows(first: int, last: int) -> list[dict[str, Any]]:
+    """Log rows with a growing ``seq`` (2 x the day, then 2 x the last day + 1): an ETL
+    statement per day, then a view redefinition."""
+    rows = []
+    for n in range(first, last + 1):
+        day = f"2026-03-{n:02d}"
+        text = (
+            f"INSERT INTO mart.daily SELECT o.id, o.amount FROM raw.orders_{n % 3} o"
+            f" WHERE o.day = '{day}'"
+        )
+        rows.append({"seq": 2 * n, "query_text": text, "start_time": f"{day}T01:00:00Z"})
+    rows.append(
+        {
+            "seq": 2 * last + 1,
+            "query_text": f"CREATE OR REPLACE VIEW rep.v AS SELECT id FROM raw.orders_{last % 3}",
+            "object_kind": "view",
+            "object_name": "rep.v",
+            "start_time": f"2026-03-{last:02d}T02:00:00Z",
+        }
+    )
+    return rows
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _settings(logs: Path, base: Path, *, incremental: bool) -> JobSettings:
+    source = SourceSettings(
+        name="etl",
+        format="jsonl",
+        path=str(logs),
+        defaults={"dialect": "spark"},
+        incremental=IncrementalSettings(column="seq", type="long") if incremental else None,
+    )
+    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+
+
+def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
+    out = {}
+    for table in COMPARED:
+        frame = tables.read(table)
+        frame = frame.drop(*[c for c in VOLATILE if c in frame.columns])
+        out[table] = sorted(repr(r) for r in frame.collect())
+    return out
+
+
+def _watermark(tables: LineageTables) -> list[tuple[str, str, str]]:
+    return sorted(
+        (r.source_name, r.state_key, r.state_value) for r in tables.read("source_state").collect()
+    )
+
+
+def _crash_after_parse(original: Callable[..., None]) -> Callable[..., None]:
+    def write(*args: Any) -> None:
+        raise RuntimeError("crash after the parse, before any lineage write")
+
+    return write
+
+
+def _crash_after_lineage(original: Callable[..., None]) -> Callable[..., None]:
+    def write(*args: Any) -> None:
+        original(*args)
+        raise RuntimeError("crash after the lineage MERGEs, before the watermark commit")
+
+    return write
+
+
+@pytest.mark.parametrize("crash", [_crash_after_parse, _crash_after_lineage])
+def test_crash_before_watermark_commit_is_completed_by_next_run(
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    crash: Callable[[Callable[..., None]], Callable[..., None]],
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _write(logs / "a.jsonl", _rows(1, 4))
+    base = tmp_path / "lineage"
+    settings = _settings(logs, base, incremental=True)
+    tables = LineageTables(spark, settings.sink)
+
+    first = extract(spark, settings)
+    assert first.rows_read == 5
+    assert _watermark(tables) == [("etl", "", "9")]
+
+    _write(logs / "b.jsonl", _rows(5, 7))
+    with monkeypatch.context() as patch:
+        patch.setattr(extraction, "_write", crash(extraction._write))
+        with pytest.raises(RuntimeError, match="crash after"):
+            extract(spark, settings)
+    assert _watermark(tables) == [("etl", "", "9")]  # not advanced by the failed run
+    runs = {r.status for r in tables.read("lineage_runs").collect()}
+    assert runs == {"succeeded", "failed"}
+
+    resumed = extract(spark, settings)
+    assert resumed.rows_read == 4  # b.jsonl only: a.jsonl's rows are under the watermark
+    assert _watermark(tables) == [("etl", "", "15")]
+
+    idle = extract(spark, settings)
+    assert idle.rows_read == 0 and idle.status == "succeeded"
+    assert _watermark(tables) == [("etl", "", "15")]
+
+    reference_base = tmp_path / "reference"
+    reference = _settings(logs, reference_base, incremental=False)
+    extract(spark, reference)
+    expected = _snapshot(LineageTables(spark, reference.sink))
+    assert _snapshot(tables) == expected
+    occurrences = {r.fingerprint: r.occurrences for r in tables.read("parsed_statements").collect()}
+    assert sum(occurrences.values()) == 9  # 7 ETL rows + 2 view definitions, none twice
+
+
+def test_key_set_source_reads_new_and_changed_keys(spark: SparkSession, tmp_path: Path) -> None:
+    """A pg_stat_statements-like snapshot (cumulative calls, no time): new keys and keys whose
+    calls changed are read; keys gone from the snapshot leave the committed state."""
+    source_path = tmp_path / "stats"
+    schema = "queryid long, calls long, query_text string"
+
+    def snapshot(rows: list[tuple[int, int, str]]) -> None:
+        spark.createDataFrame(rows, schema).write.format("delta").mode("overwrite").save(
+            str(source_path)
+        )
+
+    a = "INSERT INTO mart.a SELECT x FROM raw.a"
+    b = "INSERT INTO mart.b SELECT y FROM raw.b"
+    c = "INSERT INTO mart.c SELECT z FROM raw.c"
+    snapshot([(1, 3, a), (2, 1, b)])
+    settings = JobSettings(
+        sources=[
+            SourceSettings(
+                name="stats",
+                format="delta",
+                path=str(source_path),
+                columns={"query_id": "queryid"},
+                defaults={"dialect": "postgres"},
+                incremental=IncrementalSettings(keys=["queryid"], version="calls"),
+            )
+        ],
+        sink=SinkSettings(base_path=str(tmp_path / "lineage")),
+    )
+    tables = LineageTables(spark, settings.sink)
+    assert extract(spark, settings).rows_read == 2
+    assert extract(spark, settings).rows_read == 0  # nothing changed
+
+    snapshot([(2, 5, b), (3, 1, c)])  # 1 evicted, 2 ran again, 3 is new
+    assert extract(spark, settings).rows_read == 2
+    state = sorted((r.state_key, r.state_value) for r in tables.read("source_state").collect())
+    assert state == [('{"queryid":2}', "5"), ('{"queryid":3}', "1")]
+    targets = {r.target_table for r in tables.read("table_lineage").collect()}
+    assert targets == {"mart.a", "mart.b", "mart.c"}
+
+
+def test_watermark_column_must_exist(spark: SparkSession, tmp_path: Path) -> None:
+    logs = tmp_path / "logs.jsonl"
+    _write(logs, _rows(1, 1))
+    settings = _settings(logs, tmp_path / "lineage", incremental=False)
+    source = settings.sources[0].model_copy(
+        update={"incremental": IncrementalSettings(column="event_time")}
+    )
+    settings = settings.model_copy(update={"sources": [source]})
+    with pytest.raises(Exception, match=r"incremental column\(s\) \['event_time'\]"):
+        extract(spark, settings)
