@@ -72,6 +72,9 @@ class LineageTables:
     def ensure(self, table: str) -> None:
         """Create ``table`` if it does not exist (declared schema, table and column comments,
         table properties); on an existing table, set the declared properties it lacks."""
+        if self.exists(table):  # the cheap check: no CREATE TABLE IF NOT EXISTS to resolve
+            self.ensure_properties(table)
+            return
         name, path = self.location(table)
         builder = DeltaTable.createIfNotExists(self.spark)
         if name:
@@ -87,6 +90,13 @@ class LineageTables:
             builder = builder.property(key, value)
         builder.comment(spec.comment).execute()
         self.ensure_properties(table)
+
+    def exists(self, table: str) -> bool:
+        """Whether ``table`` exists (catalog table) or has a Delta log at its path."""
+        name, path = self.location(table)
+        if name:
+            return bool(self.spark.catalog.tableExists(name))
+        return bool(DeltaTable.isDeltaTable(self.spark, str(path)))
 
     def ensure_properties(self, table: str) -> None:
         """Set the declared table properties (``TableSpec.properties``) that ``table`` lacks.
