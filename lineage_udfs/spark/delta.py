@@ -31,6 +31,9 @@ DEFINITION_EDGE_KINDS: tuple[str, ...] = ("view", "procedure")
 """Edge kinds whose lineage is replaced by the newest definition of the object."""
 
 _STATS = ("first_seen", "last_seen", "occurrences")
+COMPACT_FILES = 64
+"""A table with more data files than this is compacted (``LineageTables.compact``) by the run
+that wrote it: about every 60 small runs, one OPTIMIZE commit."""
 _DELETE_FLAG = "_delete"
 
 
@@ -166,6 +169,17 @@ class LineageTables:
             writer.saveAsTable(name)
         else:
             writer.save(path)
+
+    def compact(self, table: str, max_files: int = COMPACT_FILES) -> bool:
+        """OPTIMIZE ``table`` (one commit, no data change) when it holds more than
+        ``max_files`` data files; returns whether it did. Each small run adds a few small
+        files: without this, reads and MERGEs slow down as runs pile up."""
+        detail = self.delta_table(table).detail().select("numFiles").first()
+        if detail is None or int(detail[0] or 0) <= max_files:
+            return False
+        logger.info("compacting %s (%d files)", self.describe(table), int(detail[0]))
+        self.delta_table(table).optimize().executeCompaction()
+        return True
 
     def latest_version(self, table: str) -> int:
         """Version of the table's latest commit."""

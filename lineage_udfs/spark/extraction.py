@@ -107,6 +107,9 @@ def extract(spark: SparkSession, settings: JobSettings) -> RunSummary:
             logger.info("nothing new in the input: no lineage table changed, run not recorded")
         else:
             _record_run(ctx)
+            if ctx.summary.status == "succeeded":
+                for table in (*FACT_TABLES, "lineage_runs"):
+                    ctx.tables.compact(table)
     logger.info("extraction summary\n%s", ctx.summary.describe())
     return ctx.summary
 

@@ -213,6 +213,8 @@ def run_graph_stage(
     summary.components_recomputed = stale.join(
         components.select("component_id"), "component_id"
     ).count()
+    for table in (*GRAPH_TABLES, COMPONENTS_TABLE):
+        tables.compact(table)
     summary.seconds = time.perf_counter() - started
     logger.info(
         "graph: %d components, %d recomputed, rows %s in %.1fs",

@@ -317,6 +317,7 @@ def emit_openlineage(
         started_at=started_at,
         ended_at=datetime.now(UTC),
     )
+    tables.compact(EMISSIONS_TABLE)
     since = (
         f" since queries v{scope.previous.queries_version}"
         f" / parsed_statements v{scope.previous.parsed_statements_version}"

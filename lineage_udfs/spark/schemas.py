@@ -217,19 +217,13 @@ def _table(
     )
 
 
-MAINTENANCE: Mapping[str, str] = {
-    "delta.enableDeletionVectors": "true",
-    "delta.autoOptimize.autoCompact": "true",
-}
-"""Properties of every table, so that many small runs stay as fast as one.
-
-- Deletion vectors: a MERGE that updates or deletes a few rows marks them in a small side
-  file instead of rewriting every data file they sit in, and a MERGE whose update conditions
-  hold for no row (a rerun with nothing new) commits nothing at all.
-- Auto compaction: after a commit that leaves many small files (each small run adds a few), Delta
-  compacts them in a commit of its own, so reads do not slow down as runs pile up. Checkpoints
-  (every 10 commits, Delta's default) keep the log replay short.
-"""
+MAINTENANCE: Mapping[str, str] = {"delta.enableDeletionVectors": "true"}
+"""Properties of every table, so that many small runs stay as fast as one: with deletion
+vectors a MERGE that updates or deletes a few rows marks them in a small side file instead of
+rewriting every data file they sit in, and a MERGE whose update conditions hold for no row (a
+rerun with nothing new) commits nothing at all. Small files are compacted by
+``LineageTables.compact`` (Delta's auto compaction compacts after nearly every small commit:
+a second commit per table and run)."""
 
 
 def _log(*names: str) -> list[tuple[str, DataType]]:
