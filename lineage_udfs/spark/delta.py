@@ -34,6 +34,8 @@ _STATS = ("first_seen", "last_seen", "occurrences")
 COMPACT_FILES = 64
 """A table with more data files than this is compacted (``LineageTables.compact``) by the run
 that wrote it: about every 60 small runs, one OPTIMIZE commit."""
+COMPACT_CHECK_EVERY = 10
+"""The file count is checked on versions that are a multiple of this."""
 _DELETE_FLAG = "_delete"
 
 
@@ -173,7 +175,10 @@ class LineageTables:
     def compact(self, table: str, max_files: int = COMPACT_FILES) -> bool:
         """OPTIMIZE ``table`` (one commit, no data change) when it holds more than
         ``max_files`` data files; returns whether it did. Each small run adds a few small
-        files: without this, reads and MERGEs slow down as runs pile up."""
+        files: without this, reads and MERGEs slow down as runs pile up. The file count is
+        read on every COMPACT_CHECK_EVERY-th version only (it costs a Spark job)."""
+        if self.latest_version(table) % COMPACT_CHECK_EVERY:
+            return False
         detail = self.delta_table(table).detail().select("numFiles").first()
         if detail is None or int(detail[0] or 0) <= max_files:
             return False
