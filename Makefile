@@ -13,7 +13,7 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
 
-.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff lint sample clean-warehouse
+.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff lint sample clean-warehouse bench-small
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -48,6 +48,11 @@ test-engine: venv  ## the parser against Spark's own lineage (OpenLineage listen
 
 engine-diff: venv  ## the full differential run; writes bench/results/engine_diff.{md,json}
 	$(PY) bench/engine_diff.py --json bench/results/engine_diff.json --report bench/results/engine_diff.md
+
+bench-small: venv  ## fixed cost of small and no-op runs (builds a 1M-row warehouse once under bench/data/small); writes bench/results/small_runs.md
+	$(PY) bench/small_runs.py build
+	$(PY) bench/small_runs.py scenarios --label after
+	$(PY) bench/small_runs.py report --labels after --out bench/results/small_runs.md
 
 test-fast: venv  ## no Spark
 	$(PY) -m pytest -m "not spark and not engine"

@@ -130,8 +130,17 @@ class LineageStore:
     def _read(self, table: str) -> list[Row]:
         if self.on_read is not None:
             self.on_read(table)
-        dt = self._table(table)
-        return list(dt.to_pyarrow_table().to_pylist())
+        return _rows_of(self._table(table))
+
+
+def _rows_of(table: Any) -> list[Row]:
+    """Every row of a ``deltalake.DeltaTable``, through delta-rs' query engine: it applies
+    deletion vectors (the job's tables have them on), which ``to_pyarrow_table`` refuses."""
+    import pyarrow as pa
+    from deltalake import QueryBuilder
+
+    batches = QueryBuilder().register("t", table).execute("SELECT * FROM t")
+    return list(pa.table(batches.read_all()).to_pylist())
 
 
 def open_store(

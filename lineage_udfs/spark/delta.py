@@ -42,6 +42,11 @@ DEFINITION_EDGE_KINDS: tuple[str, ...] = ("view", "procedure")
 """Edge kinds whose lineage is replaced by the newest definition of the object."""
 
 _STATS = ("first_seen", "last_seen", "occurrences")
+COMPACT_FILES = 64
+"""A table with more data files than this is compacted (``LineageTables.compact``) by the run
+that wrote it: about every 60 small runs, one OPTIMIZE commit."""
+COMPACT_CHECK_EVERY = 10
+"""The file count is checked on versions that are a multiple of this."""
 _DELETE_FLAG = "_delete"
 
 
@@ -83,6 +88,9 @@ class LineageTables:
     def ensure(self, table: str) -> None:
         """Create ``table`` if it does not exist (declared schema, table and column comments,
         table properties); on an existing table, set the declared properties it lacks."""
+        if self.exists(table):  # the cheap check: no CREATE TABLE IF NOT EXISTS to resolve
+            self.ensure_properties(table)
+            return
         name, path = self.location(table)
         builder = DeltaTable.createIfNotExists(self.spark)
         if name:
@@ -98,6 +106,13 @@ class LineageTables:
             builder = builder.property(key, value)
         builder.comment(spec.comment).execute()
         self.ensure_properties(table)
+
+    def exists(self, table: str) -> bool:
+        """Whether ``table`` exists (catalog table) or has a Delta log at its path."""
+        name, path = self.location(table)
+        if name:
+            return bool(self.spark.catalog.tableExists(name))
+        return bool(DeltaTable.isDeltaTable(self.spark, str(path)))
 
     def ensure_properties(self, table: str) -> None:
         """Set the declared table properties (``TableSpec.properties``) that ``table`` lacks.
@@ -167,6 +182,20 @@ class LineageTables:
             writer.saveAsTable(name)
         else:
             writer.save(path)
+
+    def compact(self, table: str, max_files: int = COMPACT_FILES) -> bool:
+        """OPTIMIZE ``table`` (one commit, no data change) when it holds more than
+        ``max_files`` data files; returns whether it did. Each small run adds a few small
+        files: without this, reads and MERGEs slow down as runs pile up. The file count is
+        read on every COMPACT_CHECK_EVERY-th version only (it costs a Spark job)."""
+        if self.latest_version(table) % COMPACT_CHECK_EVERY:
+            return False
+        detail = self.delta_table(table).detail().select("numFiles").first()
+        if detail is None or int(detail[0] or 0) <= max_files:
+            return False
+        logger.info("compacting %s (%d files)", self.describe(table), int(detail[0]))
+        self.delta_table(table).optimize().executeCompaction()
+        return True
 
     def latest_version(self, table: str) -> int:
         """Version of the table's latest commit."""

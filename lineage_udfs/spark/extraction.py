@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ErrorKind, ParseStatus
@@ -108,13 +108,14 @@ def extract(
         CACHE_BATCH_CONF: str(settings.execution.cache_batch_rows),
         MIN_FILE_PARTITIONS_CONF: _min_read_partitions(spark, settings.execution),
     }
+    versions: dict[str, int] = {}
     try:
         inputs = _Inputs(
             jdbc_passwords([*settings.sources, *settings.catalog.sources], environ),
             IncrementalRead(ctx.tables, ctx.summary.run_id),
         )
         with session_confs(spark, confs):
-            _stages(ctx, inputs)
+            versions = _stages(ctx, inputs)
             ctx.summary.reconciliation = reconcile_native_lineage(
                 spark, settings.sources, ctx.tables
             )
@@ -125,7 +126,14 @@ def extract(
         raise
     finally:
         ctx.release()
-        _record_run(ctx)
+        if ctx.summary.status == "succeeded" and versions == _versions(ctx):
+            ctx.summary.changed = False  # nothing new: no table gets a new version
+            logger.info("nothing new in the input: no lineage table changed, run not recorded")
+        else:
+            _record_run(ctx)
+            if ctx.summary.status == "succeeded":
+                for table in (*FACT_TABLES, "lineage_runs"):
+                    ctx.tables.compact(table)
     logger.info("extraction summary\n%s", ctx.summary.describe())
     return ctx.summary
 
@@ -140,9 +148,25 @@ class _Inputs:
     catalog: Catalog | None = field(default=None)
 
 
-def _stages(ctx: RunContext, inputs: _Inputs) -> None:
+FACT_TABLES: tuple[str, ...] = (
+    "queries",
+    "parsed_statements",
+    "table_lineage",
+    "column_lineage",
+    "quarantine",
+)
+"""The tables an extraction run writes (besides its own lineage_runs row)."""
+
+
+def _versions(ctx: RunContext) -> dict[str, int]:
+    return {table: ctx.tables.latest_version(table) for table in FACT_TABLES}
+
+
+def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
+    """Run the stages; returns the written tables' versions before the run wrote them."""
     with ctx.stage("setup"):
         ctx.tables.ensure_all()
+        versions = _versions(ctx)
         inputs.catalog = _catalog(ctx, inputs)
     with ctx.stage("read"):
         rows = _read(ctx, inputs)
@@ -155,6 +179,7 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> None:
             parsed = _parse(ctx, batch, inputs.catalog)
         with ctx.stage("write"):
             _write(ctx, rows, batch, parsed)
+    return versions
 
 
 def _catalog(ctx: RunContext, inputs: _Inputs) -> Catalog | None:
@@ -264,10 +289,18 @@ def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -
     _merge_parsed_statements(ctx, parsed, stats, fps)
     _merge_lineage(ctx, fps)
     _merge_quarantine(ctx, rows, fps)
-    counts = tables.read("parsed_statements").join(fps, FINGERPRINT, "left_semi")
-    summary.by_status = _count_by(counts, "status")
-    summary.by_parser = _count_by(counts, "parser")
-    summary.by_error_kind = _count_by(counts.where(F.col("error_kind").isNotNull()), "error_kind")
+    outcomes = (
+        tables.read("parsed_statements")
+        .join(fps, FINGERPRINT, "left_semi")
+        .groupBy("status", "parser", "error_kind")
+        .count()
+        .collect()
+    )  # one job for the three tallies
+    summary.by_status = _tally(outcomes, "status")
+    summary.by_parser = _tally(outcomes, "parser")
+    summary.by_error_kind = _tally(
+        [r for r in outcomes if r["error_kind"] is not None], "error_kind"
+    )
 
 
 def _parse_partitions(spark: SparkSession, statements: int) -> int:
@@ -324,9 +357,12 @@ def _written(metrics: dict[str, int]) -> int:
     )
 
 
-def _count_by(frame: DataFrame, column: str) -> dict[str, int]:
-    counts = {str(r[column]): int(r["count"]) for r in frame.groupBy(column).count().collect()}
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))  # largest first
+def _tally(rows: list[Row], column: str) -> dict[str, int]:
+    """Sum ``count`` over rows by ``column``, largest first."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[str(r[column])] = counts.get(str(r[column]), 0) + int(r["count"])
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _merge_parsed_statements(

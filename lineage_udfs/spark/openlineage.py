@@ -278,22 +278,24 @@ def emit_openlineage(
     started_at = datetime.now(UTC)
     ol = settings.openlineage
     secrets = dict(secrets or {})
-    make_transport(ol, secrets)  # fail fast on the driver, before any task starts
     tables = LineageTables(spark, settings.sink)
     tables.ensure(EMISSIONS_TABLE)
     for table in ("queries", "parsed_statements"):
         tables.ensure_properties(table)  # change data feed on tables created before it
-    replayed = replay_spool(ol, secrets)
     spool = _spool(ol)
+    options = _options(ol)
+    digest = options_digest(options)
+    scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
+    if scope.is_empty and not (spool is not None and spool.pending()):
+        return _nothing_new(tables, scope, ol.emit_mode, digest, started_at)
+    make_transport(ol, secrets)  # fail fast on the driver, before any task starts
+    replayed = replay_spool(ol, secrets)
     spool_only = bool(spool is not None and spool.pending())
     if spool_only:
         logger.warning(
             "OpenLineage spool still holds %d events; new events are spooled behind them",
             spool.pending() if spool else 0,
         )
-    options = _options(ol)
-    digest = options_digest(options)
-    scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
     rejections: tuple[str, ...] = ()
     if scope.is_empty:
         counts = EmitCounts()
@@ -315,6 +317,7 @@ def emit_openlineage(
         started_at=started_at,
         ended_at=datetime.now(UTC),
     )
+    tables.compact(EMISSIONS_TABLE)
     since = (
         f" since queries v{scope.previous.queries_version}"
         f" / parsed_statements v{scope.previous.parsed_statements_version}"
@@ -366,4 +369,42 @@ def emit_openlineage(
         reparsed_statements=scope.reparsed_count,
         status=status,
         rejections=rejections,
+    )
+
+
+def _nothing_new(
+    tables: LineageTables, scope: EmissionScope, emit_mode: str, digest: str, started_at: datetime
+) -> EmitSummary:
+    """An incremental emission with no change to emit and an empty spool: no transport is
+    built and no task runs. Its row is appended only when the watermark moves (commits
+    without an event-shaping change); otherwise no table gets a version."""
+    previous = scope.previous
+    moved = previous is None or (
+        previous.queries_version != scope.queries_watermark
+        or previous.parsed_statements_version != scope.parsed_statements_version
+    )
+    status = "succeeded"
+    if moved:
+        status = record_emission(
+            tables,
+            scope,
+            emit_mode=emit_mode,
+            digest=digest,
+            counts=EmitCounts(),
+            replayed=ReplaySummary(),
+            started_at=started_at,
+            ended_at=datetime.now(UTC),
+        )
+    logger.info(
+        "OpenLineage emit, incremental: nothing new since queries v%s / parsed_statements v%s%s",
+        previous.queries_version if previous else None,
+        previous.parsed_statements_version if previous else None,
+        ", watermark advanced" if moved else "",
+    )
+    return EmitSummary(
+        counts=EmitCounts(),
+        replay=ReplaySummary(),
+        spool_pending=0,
+        scope=scope.kind,
+        status=status,
     )

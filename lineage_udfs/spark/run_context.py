@@ -51,6 +51,9 @@ class RunSummary:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     reconciliation: dict[str, dict[str, int]] = field(default_factory=dict)
     status: str = "running"
+    changed: bool = True
+    """False when the run found nothing new: no table changed and the run left no row in
+    ``lineage_runs`` (a rerun on the same input adds no Delta version anywhere)."""
 
     def describe(self) -> str:
         """Multi-line human summary for the driver log."""
@@ -81,8 +84,9 @@ class RunSummary:
 
     def line(self) -> str:
         """One line: the run's outcome and its main counts."""
+        nothing_new = "" if self.changed else ", nothing new"
         return (
-            f"extract {self.status} (run {self.run_id}): {self.rows_read} rows read,"
+            f"extract {self.status}{nothing_new} (run {self.run_id}): {self.rows_read} rows read,"
             f" {self.distinct_statements} distinct statements ({self.parsed_statements} parsed"
             f" now), {self.table_edges_in_scope} table and {self.column_edges_in_scope} column"
             f" edges in scope, {self.quarantined_new} newly quarantined,"

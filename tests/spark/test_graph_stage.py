@@ -38,16 +38,19 @@ COLUMNS = [
 
 
 def _write_edges(
-    spark: SparkSession, tables: LineageTables, edges: list[tuple[str, str, str]]
+    spark: SparkSession,
+    tables: LineageTables,
+    edges: list[tuple[str, str, str]],
+    occurrences: int = 1,
 ) -> None:
     table_rows = spark.createDataFrame(
-        [(s, t, k, "fp", None, "sys", None, None, 1) for s, t, k in edges],
+        [(s, t, k, "fp", None, "sys", None, None, occurrences) for s, t, k in edges],
         TABLES["table_lineage"].schema,
     )
     nodes = {n for s, t, _ in edges for n in (s, t)}
     column_rows = spark.createDataFrame(
         [
-            (st, sc, tt, tc, ty, "IDENTITY", "query", "fp", None, "sys", None, None, 1)
+            (st, sc, tt, tc, ty, "IDENTITY", "query", "fp", None, "sys", None, None, occurrences)
             for st, sc, tt, tc, ty in COLUMNS
             if st in nodes and tt in nodes
         ],
@@ -118,3 +121,36 @@ def test_graph_stage_rerun_without_changes_recomputes_nothing(
     assert again.components_recomputed == 0
     for name, rows in before.items():
         assert_frames_equal(_read(tables, name), rows)
+
+
+def _versions(tables: LineageTables) -> dict[str, int]:
+    return {name: tables.latest_version(name) for name in (*GRAPH_TABLES, COMPONENTS_TABLE)}
+
+
+def test_graph_stage_with_no_changed_component_writes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    tables = _tables(spark, tmp_path)
+    _write_edges(spark, tables, FIRST)
+    settings = GraphSettings()
+    first = run_graph_stage(tables, settings)
+    written = _versions(tables)
+
+    # the edge tables untouched: nothing is read or written
+    again = run_graph_stage(tables, settings)
+    assert (again.components, again.components_recomputed) == (first.components, 0)
+    assert again.rows_written == {}
+    assert _versions(tables) == written
+
+    # new edge table versions with the same edges (usage stats only): still nothing written
+    _write_edges(spark, tables, FIRST, occurrences=5)
+    stats_only = run_graph_stage(tables, settings)
+    assert (stats_only.components, stats_only.components_recomputed) == (first.components, 0)
+    assert _versions(tables) == written
+
+    # a changed component: one commit per table at most
+    _write_edges(spark, tables, SECOND)
+    changed = run_graph_stage(tables, settings)
+    assert changed.components_recomputed == 2
+    after = _versions(tables)
+    assert {name: after[name] - written[name] for name in after} == dict.fromkeys(after, 1)
