@@ -38,6 +38,10 @@ class GraphSummary:
     components_recomputed: int = 0
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds per step: computing components, cycles, nodes and the table closure, then
+    writing each table (``write:<table>``; the paths and the column closure are computed
+    while they are written)."""
 
 
 def graph_options(settings: GraphSettings) -> GraphOptions:
@@ -46,6 +50,7 @@ def graph_options(settings: GraphSettings) -> GraphOptions:
         max_depth=settings.max_depth,
         max_paths_per_root=settings.max_paths_per_root,
         max_cc_iterations=settings.max_cc_iterations,
+        max_closure_per_node=settings.max_closure_per_node,
         reliable_checkpoints=settings.reliable_checkpoints,
     )
 
@@ -65,7 +70,8 @@ def _replace_components(
         .execute()
     )
     version = tables.latest_version(table)
-    tables.append(table, rows.select(*TABLES[table].columns))
+    # merge_schema: a table written before a column was added to its schema gets the column
+    tables.append(table, rows.select(*TABLES[table].columns), merge_schema=True)
     return tables.metrics_since(table, version).get("numOutputRows", 0)
 
 
@@ -108,8 +114,11 @@ def run_graph_stage(
         "table_closure": result.table_closure,
         "column_closure": result.column_closure,
     }
+    summary.step_seconds.update(result.seconds)
     for table, rows in outputs.items():
+        clock = time.perf_counter()
         summary.rows_written[table] = _replace_components(tables, table, rows, stale)
+        summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
     # signatures last: a run that dies before this point is redone in full by the next one
     components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
     components = components.localCheckpoint()
