@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import platform
 import resource
@@ -465,6 +466,7 @@ def main() -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
         print("RESULT " + json.dumps(run_one(args.one, args)), flush=True)
         return 0
     machine = _machine()
@@ -484,10 +486,11 @@ def main() -> int:
         argv += ["--path-cap", str(args.path_cap)]
         if not args.reference:
             argv.append("--no-reference")
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        # the step log goes to stderr as it happens (a long run shows where it is)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False)
         line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
         if line is None:
-            sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
+            sys.stderr.write(done.stdout[-3000:])
             return 1
         result = json.loads(line[len("RESULT ") :])
         print(json.dumps(result, indent=1))

@@ -545,6 +545,7 @@ def analyze(
         now = time.perf_counter()
         seconds[step] = now - clock
         clock = now
+        logger.info("graph step %s: %.1f s", step, seconds[step])
 
     edges = _cut(table_edges_of(table_lineage), options)
     ids = vertex_ids(edges, options)
