@@ -335,9 +335,7 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
                 full = full.withColumn(f.name, F.lit(None).cast(f.dataType))
         tables.ensure(name)
         _, path = tables.location(name)
-        full.select(*TABLES[name].columns).write.format("delta").mode("overwrite").save(
-            path
-        )
+        full.select(*TABLES[name].columns).write.format("delta").mode("overwrite").save(path)
     settings = GraphSettings(
         max_closure_per_node=args.closure_cap, max_paths_per_root=args.path_cap
     )

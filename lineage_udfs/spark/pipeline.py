@@ -214,9 +214,11 @@ def path_job(settings: JobSettings, source: str, target: str) -> str:
     rows = reach_paths(table_lineage, source, target, max_depth=settings.graph.max_depth).collect()
     for row in rows:
         print(" -> ".join(row["path"]))
+    hops = settings.graph.max_depth
     if not rows:
-        return f"path: {target} is not downstream of {source} within {settings.graph.max_depth} hops"
-    return f"path: {len(rows)} shortest path(s) of {rows[0]['depth']} hops from {source} to {target}"
+        return f"path: {target} is not downstream of {source} within {hops} hops"
+    depth = rows[0]["depth"]
+    return f"path: {len(rows)} shortest path(s) of {depth} hops from {source} to {target}"
 
 
 def emit_job(

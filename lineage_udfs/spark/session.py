@@ -120,7 +120,10 @@ class JvmLibrary:
 
 
 DELTA = JvmLibrary(
-    "Delta Lake", "io.delta.tables.DeltaTable", ("io.delta:",), "io.delta:delta-spark_4.1_2.13:4.4.0"
+    "Delta Lake",
+    "io.delta.tables.DeltaTable",
+    ("io.delta:",),
+    "io.delta:delta-spark_4.1_2.13:4.4.0",
 )
 GRAPHFRAMES = JvmLibrary(
     "GraphFrames",
