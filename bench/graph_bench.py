@@ -348,13 +348,17 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
         "step_seconds": {k: round(v, 1) for k, v in summary.step_seconds.items()},
         "rows": {t: tables.read(t).count() for t in OUTPUTS},
         "truncated_ancestors": {
-            t: tables.read(t).where("truncated").select(a).distinct().count()
-            for t, a in (("table_closure", "ancestor"), ("column_closure", "ancestor_column"))
+            t: tables.read(t).where("truncated").select(*a).distinct().count()
+            for t, a in (
+                ("table_closure", ("ancestor",)),
+                ("column_closure", ("ancestor_table", "ancestor_column")),
+            )
         },
         "truncated_paths": tables.read("lineage_paths").where("truncated").count(),
         "jvm_peak_rss_mb": round(_jvm_peak_rss_mb(jvm_pid), 0),
         "jvm_max_heap_mb": round(heap_mb, 0),
     }
+    result["load_average_after_stage"] = [round(x, 1) for x in os.getloadavg()]
     if args.reference:
         ref_dir = args.work / f"networkx-{size}"
         ref = networkx_outputs(data, ref_dir, settings.max_depth, args.path_cap, args.closure_cap)
@@ -388,7 +392,14 @@ def _machine() -> str:
         model = next(x.split(":", 1)[1].strip() for x in out.splitlines() if "Model name" in x)
     except (OSError, subprocess.CalledProcessError, StopIteration):
         model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start"
+    try:
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        total = int(next(x.split()[1] for x in meminfo if x.startswith("MemTotal:"))) / 2**20
+        memory = f", {total:.0f} GiB RAM"
+    except (OSError, StopIteration, ValueError):
+        memory = ""
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{model}, {os.cpu_count()} cores{memory}, load average {load} (1/5/15 min) at the start"
 
 
 def _section(r: dict, command: str, machine: str) -> str:
@@ -400,7 +411,10 @@ def _section(r: dict, command: str, machine: str) -> str:
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
         f"Graph stage (GraphFrames, local[2], JVM max heap {r['jvm_max_heap_mb']:.0f} MB): "
-        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB.",
+        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB; "
+        "load average "
+        + " ".join(str(x) for x in r["load_average_after_stage"])
+        + " (1/5/15 min) when the stage ended.",
         "",
         "| step | seconds |",
         "|---|---:|",
@@ -419,8 +433,9 @@ def _section(r: dict, command: str, machine: str) -> str:
     lines += [
         "",
         f"Truncated by the closure cap: {r['truncated_ancestors']['table_closure']:,} ancestor "
-        f"tables, {r['truncated_ancestors']['column_closure']:,} ancestor column names; "
+        f"tables, {r['truncated_ancestors']['column_closure']:,} ancestor columns; "
         f"truncated paths: {r['truncated_paths']:,}.",
+        "Truncated ancestor columns count (table, column) pairs.",
     ]
     if "networkx_seconds" in r:
         s = r["networkx_seconds"]
