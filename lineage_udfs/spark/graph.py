@@ -102,8 +102,17 @@ class GraphResult:
 
 
 def _cut(df: DataFrame, options: GraphOptions) -> DataFrame:
-    """Materialize and truncate the plan so iterative loops do not grow it without bound."""
-    return df.checkpoint() if options.reliable_checkpoints else df.localCheckpoint()
+    """Materialize and truncate the plan so iterative loops do not grow it without bound.
+
+    A checkpoint keeps the size estimate of the plan it replaces, and Spark estimates a join as
+    the product of its inputs' sizes: over the hops of a closure the estimate's digits double
+    each hop, until estimating a plan takes hours. The checkpointed rows are therefore wrapped
+    in a fresh DataFrame that carries no estimate (the default size), so each hop starts anew.
+    """
+    cut = df.checkpoint() if options.reliable_checkpoints else df.localCheckpoint()
+    spark = cut.sparkSession
+    fresh = spark._jsparkSession.createDataFrame(cut._jdf.rdd(), cut._jdf.schema())
+    return DataFrame(fresh, spark)
 
 
 def _require(df: DataFrame, columns: tuple[str, ...], what: str) -> None:
