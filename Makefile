@@ -12,8 +12,16 @@ export SPARK_CONF_DIR := $(CURDIR)/conf
 # driver and local workers use the venv interpreter (lineage_udfs, sqlglot, pandas)
 export PYSPARK_PYTHON := $(CURDIR)/$(PY)
 export PYSPARK_DRIVER_PYTHON := $(CURDIR)/$(PY)
+# Extra Maven repositories for the packages (comma-separated URLs): a company's artifact mirror,
+# or the local repository ../shared/maven when it exists (it serves GraphFrames where Maven
+# Central does not). spark-submit gets them as --repositories; the session builder and the test
+# session read the environment variable. Empty: Maven Central only.
+SHARED_MAVEN := $(abspath $(CURDIR)/../shared/maven)
+LINEAGE_MAVEN_REPOSITORIES ?= $(if $(wildcard $(SHARED_MAVEN)/io),file://$(SHARED_MAVEN))
+export LINEAGE_MAVEN_REPOSITORIES
+SUBMIT := $(VENV)/bin/spark-submit $(if $(LINEAGE_MAVEN_REPOSITORIES),--repositories $(LINEAGE_MAVEN_REPOSITORIES))
 
-.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff lint sample clean-warehouse bench-small
+.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -22,7 +30,7 @@ $(VENV)/.installed: pyproject.toml scripts/install.sh
 venv: $(VENV)/.installed
 
 run: venv  ## spark-submit jobs/extract.py [--config conf/X.yaml ...] via ARGS="..."
-	$(VENV)/bin/spark-submit jobs/extract.py $(ARGS)
+	$(SUBMIT) jobs/extract.py $(ARGS)
 
 run-python: venv  ## the same job, with pyspark starting the JVM itself
 	$(PY) jobs/extract.py $(ARGS)
@@ -30,7 +38,10 @@ run-python: venv  ## the same job, with pyspark starting the JVM itself
 sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FROM table_closure" [ARGS="--config conf/X.yaml"]
 	@# Q reaches the job through the environment (make exports command-line variables): a
 	@# multi-line Q expanded into this line would be run as several shell commands.
-	$(VENV)/bin/spark-submit jobs/query.py --sql-env Q $(ARGS)
+	$(SUBMIT) jobs/query.py --sql-env Q $(ARGS)
+
+analyze-graph: venv  ## the graph stage alone (GraphFrames): ARGS="--full-refresh" or ARGS="--path A B"
+	$(SUBMIT) jobs/analyze_graph.py $(ARGS)
 
 T ?= reports.daily_revenue
 graph: venv  ## the upstream graph of T (default reports.daily_revenue) as lineage-graph.html, after make run
@@ -62,6 +73,10 @@ lint: venv  ## ruff, the import contracts (layers: core < emit < settings < spar
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+
+bench-graph: venv  ## the graph benchmark (GraphFrames vs networkx): make bench-graph ARGS="--sizes 10k 100k"
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/graph_bench.py $(ARGS)
 
 sample: venv  ## regenerate data/sample/ (deterministic)
 	$(PY) scripts/make_sample_log.py

@@ -377,6 +377,9 @@ class SparkSettings(_Strict):
     app_name: str = "lineage-extract"
     master: str | None = None
     packages: list[str] = Field(default_factory=list)
+    repositories: list[str] = Field(default_factory=list)
+    """Extra Maven repositories for ``packages`` (``spark.jars.repositories``): an artifact
+    mirror. The environment variable ``LINEAGE_MAVEN_REPOSITORIES`` (comma-separated) adds more."""
     confs: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("confs", mode="before")
@@ -407,7 +410,10 @@ class GraphSettings(_Strict):
     max_paths_per_root: int = Field(1000, ge=1)
     """Paths kept per root; a root with more has its paths flagged ``truncated``."""
     max_cc_iterations: int = Field(100, ge=1)
-    """Bound on connected-component rounds (each round at least halves a label chain)."""
+    """Bound on GraphFrames' connected-component and strongly-connected-component rounds."""
+    max_closure_per_node: int = Field(10000, ge=1)
+    """Descendants kept per ancestor in table_closure/column_closure (nearest first, then by
+    name); an ancestor with more has its rows flagged ``truncated``."""
     full_refresh: bool = False
     """Recompute every component, not only those whose edges changed since the last run."""
     checkpoint_dir: str | None = None

@@ -174,10 +174,13 @@ class LineageTables:
         frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
         return frame.select(*TABLES[table].columns, "_change_type", "_commit_version")
 
-    def append(self, table: str, rows: DataFrame) -> None:
-        """Append rows (``lineage_runs`` only: one row per run by design)."""
+    def append(self, table: str, rows: DataFrame, *, merge_schema: bool = False) -> None:
+        """Append rows (``lineage_runs``: one row per run by design; the graph tables: the rows
+        of recomputed components). ``merge_schema`` adds declared columns the table lacks."""
         name, path = self.location(table)
         writer = rows.select(*TABLES[table].columns).write.format("delta").mode("append")
+        if merge_schema:
+            writer = writer.option("mergeSchema", "true")
         if name:
             writer.saveAsTable(name)
         else:

@@ -1,22 +1,30 @@
 """Graph analytics over the lineage edge tables: nodes, components, paths and impact closures.
 
-Everything here is DataFrame-native and partitions its work by connected component:
+GraphFrames computes what it has an algorithm for; the rest is DataFrame code partitioned by
+connected component:
 
-* **Connected components**: min-label propagation with pointer jumping over the undirected
-  table graph (each round takes the smallest label among a node's neighbours, then jumps to
-  its label's label), checkpointed every round. Converges in O(log diameter) to O(diameter)
-  rounds; a component's id is its smallest node name, so it is readable and deterministic.
-  GraphFrames' ``connectedComponents`` would be the library choice, but its jar is not
-  reachable from this project's machines (see the note in README "Graph analytics"); the
-  algorithm is the same family (hash-min with shortcutting).
-* **Closures** (``table_closure``, ``column_closure``): semi-naive transitive closure, one
-  join per hop with only the *new* pairs of the previous hop as the frontier, the component
-  id in every join key so shuffles stay within a component. Bounded by ``max_depth`` hops.
-  GraphFrames' BFS returns only globally shortest paths between two sets and all-landmark
-  ``shortestPaths`` is quadratic in the node count, so neither fits "every pair within 20 hops".
+* **Vertex ids**: table names are mapped once to long ids (``vertex_ids``). GraphFrames'
+  algorithms run on those (under Spark 4's ANSI mode some of them fail on string ids), and
+  the names are joined back on their results.
+* **Connected components**: GraphFrames ``connectedComponents`` over the table graph (the
+  algorithm is ``GraphOptions.cc_algorithm``, chosen by measurement: docs/graph.md). A
+  component's id is its smallest node name, so it is readable and stable across runs.
+* **Cycles** (``lineage_nodes.on_cycle``): GraphFrames ``stronglyConnectedComponents``; a node
+  is on a cycle when its strongly connected component has two or more nodes, or it has a
+  self-loop.
+* **How does A reach B** (``reach_paths``, on demand): GraphFrames ``bfs`` (the shortest
+  paths between two tables).
+* **Closures** (``table_closure``, ``column_closure``): GraphFrames has no all-pairs closure
+  (``bfs`` joins one set to another, ``shortestPaths`` keeps a map of every landmark on every
+  vertex); this is semi-naive transitive closure, one join per hop with only the *new* pairs
+  of the previous hop as the frontier, the component id in every join key. Bounded by
+  ``max_depth`` hops and by ``max_closure_per_node`` descendants per ancestor (nearest first,
+  then by name): an ancestor with more has its rows flagged ``truncated``. A hub read by half
+  the warehouse would otherwise make the closure quadratic.
 * **Root-to-leaf paths**: bounded breadth-first expansion of simple paths from every root,
   cycle-safe (a path never revisits a node), with at most ``max_paths_per_root`` live paths
-  per root per hop; capped or depth-cut paths carry ``truncated = true``.
+  per root per hop; capped or depth-cut paths carry ``truncated = true``. (GraphFrames has no
+  simple-path enumeration.)
 * **Incremental runs**: each component has a signature (a hash of its sorted edges). Only
   components whose signature is new are recomputed; rows of vanished or changed components
   are replaced. A full recompute gives the same tables (tested).
@@ -27,14 +35,22 @@ This module is the only one that knows the vertex/edge column names ``id``/``src
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame, Window
+from graphframes import GraphFrame
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+
+from lineage_udfs.spark.session import GRAPHFRAMES, LaunchError, missing_libraries
 
 logger = logging.getLogger(__name__)
 
 DIRECT = "DIRECT"
+GRAPHFRAMES_PACKAGE = GRAPHFRAMES.coordinates
+"""The GraphFrames jar the stage needs (the same version as the graphframes-py package)."""
+CC_ALGORITHMS = ("graphx", "two_phase")
+"""GraphFrames connectedComponents algorithms that work on the stage's long vertex ids."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,21 +60,31 @@ class GraphOptions:
     Attributes:
         max_depth: longest path / closure distance in hops (1..20).
         max_paths_per_root: live partial paths kept per root at each hop.
-        max_cc_iterations: bound on connected-component rounds.
+        max_cc_iterations: bound on connected-component rounds and on the strongly connected
+            components algorithm's outer rounds.
+        max_closure_per_node: descendants kept per ancestor in a closure (nearest first, then
+            by name); an ancestor with more has its rows flagged ``truncated``.
         reliable_checkpoints: use ``checkpoint()`` (needs a checkpoint dir; survives executor
             loss on a cluster) instead of ``localCheckpoint()``.
+        cc_algorithm: GraphFrames connectedComponents algorithm (one of ``CC_ALGORITHMS``).
     """
 
     max_depth: int = 20
     max_paths_per_root: int = 1000
     max_cc_iterations: int = 100
+    max_closure_per_node: int = 10000
     reliable_checkpoints: bool = False
+    cc_algorithm: str = "graphx"
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_depth <= 20:
             raise ValueError(f"max_depth must be within 1..20, got {self.max_depth}")
         if self.max_paths_per_root < 1:
             raise ValueError("max_paths_per_root must be >= 1")
+        if self.max_closure_per_node < 1:
+            raise ValueError("max_closure_per_node must be >= 1")
+        if self.cc_algorithm not in CC_ALGORITHMS:
+            raise ValueError(f"cc_algorithm must be one of {CC_ALGORITHMS}: {self.cc_algorithm}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +96,23 @@ class GraphResult:
     paths: DataFrame
     table_closure: DataFrame
     column_closure: DataFrame
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds of the steps computed (materialized) inside ``analyze``: components, cycles,
+    lineage_nodes, table_closure; the other tables are computed when they are written."""
 
 
 def _cut(df: DataFrame, options: GraphOptions) -> DataFrame:
-    """Materialize and truncate the plan so iterative loops do not grow it without bound."""
-    return df.checkpoint() if options.reliable_checkpoints else df.localCheckpoint()
+    """Materialize and truncate the plan so iterative loops do not grow it without bound.
+
+    A checkpoint keeps the size estimate of the plan it replaces, and Spark estimates a join as
+    the product of its inputs' sizes: over the hops of a closure the estimate's digits double
+    each hop, until estimating a plan takes hours. The checkpointed rows are therefore wrapped
+    in a fresh DataFrame that carries no estimate (the default size), so each hop starts anew.
+    """
+    cut = df.checkpoint() if options.reliable_checkpoints else df.localCheckpoint()
+    spark = cut.sparkSession
+    fresh = spark._jsparkSession.createDataFrame(cut._jdf.rdd(), cut._jdf.schema())
+    return DataFrame(fresh, spark)
 
 
 def _require(df: DataFrame, columns: tuple[str, ...], what: str) -> None:
@@ -98,41 +136,88 @@ def table_edges_of(table_lineage: DataFrame) -> DataFrame:
     )
 
 
-def connected_components(edges: DataFrame, options: GraphOptions) -> DataFrame:
-    """``(id, component_id)`` for every node of ``edges`` (undirected connectivity).
+def require_graphframes(spark: SparkSession) -> None:
+    """Fail with one clear line when the GraphFrames jar is not on the driver's classpath.
 
-    The component id is the smallest node name of the component.
+    Raises:
+        LaunchError: naming the coordinates and the settings that put them on the classpath.
     """
-    undirected = edges.select("src", "dst").union(edges.select(F.col("dst"), F.col("src")))
-    undirected = _cut(undirected.where(F.col("src") != F.col("dst")).distinct(), options)
-    nodes = edges.select(F.col("src").alias("id")).union(edges.select(F.col("dst"))).distinct()
-    labels = _cut(nodes.select("id", F.col("id").alias("label")), options)
-    for round_no in range(1, options.max_cc_iterations + 1):
-        # smallest label among the node itself and its neighbours
-        neighbour_min = (
-            undirected.join(labels.withColumnRenamed("id", "src"), "src")
-            .groupBy(F.col("dst").alias("id"))
-            .agg(F.min("label").alias("nlabel"))
+    if missing_libraries(spark, [GRAPHFRAMES]):
+        raise LaunchError(
+            f"the graph stage needs the GraphFrames jar {GRAPHFRAMES_PACKAGE}: list it in "
+            "spark.jars.packages (conf/spark-defaults.conf for spark-submit, spark.packages in "
+            "the settings, a cluster library on Databricks); if Maven Central does not serve it, "
+            "add a repository that does (spark.repositories, LINEAGE_MAVEN_REPOSITORIES or "
+            "spark-submit --repositories)"
         )
-        hooked = labels.join(neighbour_min, "id", "left").select(
-            "id", F.least("label", F.coalesce("nlabel", "label")).alias("label")
-        )
-        # pointer jumping: a node adopts its label's label (shortcutting)
-        jumped = hooked.join(
-            hooked.select(F.col("id").alias("label"), F.col("label").alias("label2")),
-            "label",
-            "left",
-        ).select("id", F.least("label", F.coalesce("label2", "label")).alias("label"))
-        jumped = _cut(jumped, options)
-        changed = jumped.join(labels.withColumnRenamed("label", "old"), "id").where(
-            F.col("label") != F.col("old")
-        )
-        if changed.isEmpty():
-            logger.info("connected components converged after %d rounds", round_no)
-            return jumped.withColumnRenamed("label", "component_id")
-        labels = jumped
-    raise RuntimeError(
-        f"connected components did not converge in {options.max_cc_iterations} rounds"
+
+
+def vertex_ids(edges: DataFrame, options: GraphOptions) -> DataFrame:
+    """``(name, id)``: every node of ``edges`` with a long id, assigned once and materialized."""
+    names = edges.select(F.col("src").alias("name")).union(edges.select("dst")).distinct()
+    return _cut(names.withColumn("id", F.monotonically_increasing_id()), options)
+
+
+def _long_edges(edges: DataFrame, ids: DataFrame) -> DataFrame:
+    """``edges`` (names) as ``(src, dst)`` long ids."""
+    return (
+        edges.join(ids.select(F.col("name").alias("src"), F.col("id").alias("src_id")), "src")
+        .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("dst_id")), "dst")
+        .select(F.col("src_id").alias("src"), F.col("dst_id").alias("dst"))
+    )
+
+
+def connected_components(edges: DataFrame, ids: DataFrame, options: GraphOptions) -> DataFrame:
+    """``(id, component_id)`` for every node of ``edges`` (undirected connectivity), ``id``
+    being the node's name. The component id is the smallest node name of the component."""
+    graph = GraphFrame(ids.select("id"), _long_edges(edges, ids))
+    labelled = graph.connectedComponents(
+        algorithm=options.cc_algorithm,
+        broadcastThreshold=-1,
+        use_local_checkpoints=not options.reliable_checkpoints,
+        max_iter=options.max_cc_iterations,
+    )
+    named = _cut(labelled.join(ids, "id").select("name", "component"), options)
+    labelled.unpersist()
+    smallest = named.groupBy("component").agg(F.min("name").alias("component_id"))
+    return named.join(smallest, "component").select(F.col("name").alias("id"), "component_id")
+
+
+def cycle_nodes(edges: DataFrame, ids: DataFrame, options: GraphOptions) -> DataFrame:
+    """``(id)`` names of the nodes on a directed cycle: a strongly connected component of two
+    or more nodes, or a self-loop."""
+    graph = GraphFrame(ids.select("id"), _long_edges(edges, ids))
+    scc = _cut(graph.stronglyConnectedComponents(maxIter=options.max_cc_iterations), options)
+    sizes = scc.groupBy("component").agg(F.count(F.lit(1)).alias("size"))
+    in_cycle = scc.join(sizes.where("size > 1"), "component").join(ids, "id").select("name")
+    loops = edges.where(F.col("src") == F.col("dst")).select(F.col("src").alias("name"))
+    return in_cycle.union(loops).distinct().select(F.col("name").alias("id"))
+
+
+def reach_paths(
+    table_lineage: DataFrame, source: str, target: str, *, max_depth: int = 20
+) -> DataFrame:
+    """How does ``source`` reach ``target``: every shortest path between them (GraphFrames BFS).
+
+    Returns ``(path, depth)`` rows (``path``: table names from source to target); none when
+    ``target`` is not downstream of ``source`` within ``max_depth`` hops.
+    """
+    edges = table_edges_of(table_lineage).where(F.col("src") != F.col("dst"))
+    names = edges.select(F.col("src").alias("id")).union(edges.select("dst")).distinct()
+    vertices = names.select(
+        "id",
+        (F.col("id") == F.lit(source)).alias("is_from"),
+        (F.col("id") == target).alias("is_to"),
+    )
+    found = GraphFrame(vertices, edges).bfs("is_from", "is_to", maxPathLength=max_depth)
+    if "from" not in found.columns:  # no path: BFS answers with an empty frame of no columns
+        schema = "path array<string>, depth int"
+        return table_lineage.sparkSession.createDataFrame([], schema)
+    hops = [c for c in found.columns if c.startswith("v")]
+    hops.sort(key=lambda c: int(c[1:]))
+    steps = [F.col("from.id"), *(F.col(f"{c}.id") for c in hops), F.col("to.id")]
+    return found.select(F.array(*steps).alias("path")).select(
+        "path", (F.size("path") - 1).alias("depth")
     )
 
 
@@ -161,36 +246,82 @@ def component_signatures(table_lineage: DataFrame, components: DataFrame) -> Dat
 
 
 def _closure(edges: DataFrame, options: GraphOptions) -> DataFrame:
-    """Semi-naive closure of ``(component_id, src, dst)``: ``(component_id, src, dst, distance)``.
+    """Semi-naive closure of ``(component_id, src, dst)`` edges.
 
-    Pairs ``(x, x)`` appear when ``x`` lies on a cycle (distance = the cycle's length).
+    Returns ``(component_id, src, dst, distance, truncated)`` with ``src != dst``: for each
+    ``src`` the nodes within ``max_depth`` hops at their fewest hops, at most
+    ``max_closure_per_node`` of them (nearest first, then by name); ``truncated`` marks every
+    row of a ``src`` that had more.
     """
-    step = edges.select("component_id", "src", "dst").distinct()
-    step = _cut(step, options)
-    reach = step.withColumn("distance", F.lit(1))
-    frontier = reach
-    for depth in range(2, options.max_depth + 1):
-        nxt = (
-            frontier.select("component_id", "src", F.col("dst").alias("mid"))
-            .join(
+    cap = options.max_closure_per_node
+    step = _cut(edges.select("component_id", "src", "dst").distinct(), options)
+    reach: DataFrame | None = None
+    counts: DataFrame | None = None  # (src, reached, capped): sources that reached anything
+    frontier = step.select("component_id", "src", F.col("dst").alias("mid")).where(F.lit(False))
+    for depth in range(1, options.max_depth + 1):
+        if depth == 1:
+            candidates = step
+        else:
+            candidates = frontier.join(
                 step.select("component_id", F.col("src").alias("mid"), "dst"),
                 ["component_id", "mid"],
-            )
-            .select("component_id", "src", "dst")
-            .distinct()
-            .join(
+            ).select("component_id", "src", "dst")
+        candidates = candidates.where(F.col("src") != F.col("dst")).distinct()
+        if reach is not None and counts is not None:
+            candidates = candidates.join(
                 reach.select("component_id", "src", "dst"),
                 ["component_id", "src", "dst"],
                 "left_anti",
-            )
-            .withColumn("distance", F.lit(depth))
+            ).join(counts.select("src", "reached"), "src", "left")
+        else:
+            candidates = candidates.withColumn("reached", F.lit(None).cast("long"))
+        ranked = candidates.withColumn(
+            "rank", F.row_number().over(Window.partitionBy("src").orderBy("dst"))
+        ).withColumn("room", F.lit(cap) - F.coalesce("reached", F.lit(0)))
+        ranked = _cut(ranked, options)
+        new = ranked.where(F.col("rank") <= F.col("room")).select(
+            "component_id", "src", "dst", F.lit(depth).alias("distance")
         )
-        nxt = _cut(nxt, options)
-        if nxt.isEmpty():
+        hop_counts = ranked.groupBy("src").agg(
+            F.count(F.when(F.col("rank") <= F.col("room"), 1)).alias("added"),
+            F.max((F.col("rank") > F.col("room")).cast("int")).alias("over"),
+        )
+        if counts is None:
+            counts = hop_counts.select(
+                "src",
+                F.col("added").cast("long").alias("reached"),
+                (F.col("over") == 1).alias("capped"),
+            )
+        else:
+            counts = counts.join(hop_counts, "src", "full").select(
+                "src",
+                (F.coalesce("reached", F.lit(0)) + F.coalesce("added", F.lit(0)))
+                .cast("long")
+                .alias("reached"),
+                (F.coalesce("capped", F.lit(False)) | (F.coalesce("over", F.lit(0)) == 1)).alias(
+                    "capped"
+                ),
+            )
+        counts = _cut(counts, options)
+        if new.isEmpty():
             break
-        reach = _cut(reach.unionByName(nxt), options)
-        frontier = nxt
-    return reach
+        # a union of materialized pieces: the plan stays one scan per hop
+        reach = new if reach is None else reach.unionByName(new)
+        # sources that filled their cap stop expanding
+        frontier = new.join(counts.where("NOT capped").select("src"), "src").select(
+            "component_id", "src", F.col("dst").alias("mid")
+        )
+    if reach is None or counts is None:
+        return step.select(
+            "component_id",
+            "src",
+            "dst",
+            F.lit(1).alias("distance"),
+            F.lit(False).alias("truncated"),
+        ).where(F.lit(False))
+    return reach.join(counts.select("src", F.col("capped").alias("truncated")), "src").select(
+        "component_id", "src", "dst", "distance", "truncated"
+    )
 
 
 def nodes_of(
@@ -317,9 +448,10 @@ def column_closure(
     """Column-level closure with DIRECT-only and any-edge reachability told apart.
 
     Returns ``(component_id, ancestor_table, ancestor_column, descendant_table,
-    descendant_column, min_distance, direct_min_distance)``; ``direct_min_distance`` is null
-    when the descendant is reachable only through some INDIRECT edge. Column edges are keyed
-    by the table component of their target table.
+    descendant_column, min_distance, direct_min_distance, truncated)``;
+    ``direct_min_distance`` is null when the descendant is reachable only through some INDIRECT
+    edge (or, on a ``truncated`` ancestor, when the DIRECT-only closure was cut before it).
+    Column edges are keyed by the table component of their target table.
     """
     _require(
         column_lineage,
@@ -344,11 +476,18 @@ def column_closure(
     )
     keyed = _cut(keyed, options)
     any_reach = _closure(keyed, options).withColumnRenamed("distance", "min_distance")
-    direct_reach = _closure(keyed.where("is_direct"), options).withColumnRenamed(
-        "distance", "direct_min_distance"
-    )
-    both = any_reach.join(direct_reach, ["component_id", "src", "dst"], "left").where(
-        F.col("src") != F.col("dst")
+    direct_reach = _closure(keyed.where("is_direct"), options)
+    direct_capped = direct_reach.where("truncated").select("src").distinct()
+    both = (
+        any_reach.join(
+            direct_reach.select(
+                "component_id", "src", "dst", F.col("distance").alias("direct_min_distance")
+            ),
+            ["component_id", "src", "dst"],
+            "left",
+        )
+        .join(direct_capped.select("src", F.lit(True).alias("direct_capped")), "src", "left")
+        .withColumn("truncated", F.col("truncated") | F.coalesce("direct_capped", F.lit(False)))
     )
     src_parts = F.split(F.col("src"), sep)
     dst_parts = F.split(F.col("dst"), sep)
@@ -360,6 +499,7 @@ def column_closure(
         dst_parts.getItem(1).alias("descendant_column"),
         "min_distance",
         "direct_min_distance",
+        "truncated",
     )
 
 
@@ -405,8 +545,20 @@ def analyze(
         ``(component_id)`` of every component whose stored rows must be replaced: changed,
         new, or gone since the last run.
     """
+    require_graphframes(table_lineage.sparkSession)
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(step: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[step] = now - clock
+        clock = now
+        logger.info("graph step %s: %.1f s", step, seconds[step])
+
     edges = _cut(table_edges_of(table_lineage), options)
-    components = _cut(connected_components(edges, options), options)
+    ids = vertex_ids(edges, options)
+    components = _cut(connected_components(edges, ids, options), options)
     signatures = _cut(component_signatures(table_lineage, components), options)
     changed = _cut(changed_components(signatures, previous_components), options)
     stale = changed
@@ -415,26 +567,25 @@ def analyze(
             signatures.select("component_id"), "component_id", "left_anti"
         )
         stale = _cut(changed.union(gone).distinct(), options)
+    lap("components")
     scoped = components.join(changed, "component_id")
-    keyed = edges.join(scoped.withColumnRenamed("id", "src"), "src")
-    reach = _cut(_closure(keyed, options), options)
-    cycles = reach.where(F.col("src") == F.col("dst")).select(F.col("src").alias("id"))
+    keyed = _cut(edges.join(scoped.withColumnRenamed("id", "src"), "src"), options)
+    scoped_ids = ids.join(scoped.select(F.col("id").alias("name")), "name")
+    cycles = _cut(cycle_nodes(keyed.select("src", "dst"), scoped_ids, options), options)
+    lap("cycles")
     nodes = _cut(
-        nodes_of(
-            edges.join(scoped.select(F.col("id").alias("src")), "src"),
-            scoped,
-            signatures,
-            cycles,
-            _node_kinds(table_lineage),
-        ),
+        nodes_of(keyed, scoped, signatures, cycles, _node_kinds(table_lineage)),
         options,
     )
-    closure = reach.where(F.col("src") != F.col("dst")).select(
+    lap("lineage_nodes")
+    closure = _cut(_closure(keyed, options), options).select(
         "component_id",
         F.col("src").alias("ancestor"),
         F.col("dst").alias("descendant"),
         F.col("distance").alias("min_distance"),
+        "truncated",
     )
+    lap("table_closure")
     scoped_columns = column_lineage.join(
         scoped.select(F.col("id").alias("target_table")), "target_table"
     )
@@ -444,6 +595,7 @@ def analyze(
         paths=root_to_leaf_paths(keyed, nodes, options),
         table_closure=closure,
         column_closure=column_closure(scoped_columns, scoped, options),
+        seconds=seconds,
     )
     return result, stale
 

@@ -60,6 +60,10 @@ class GraphSummary:
     components_recomputed: int = 0
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds per step: computing components, cycles, nodes and the table closure, then
+    writing each table (``write:<table>``; the paths and the column closure are computed
+    while they are written)."""
 
 
 def graph_options(settings: GraphSettings) -> GraphOptions:
@@ -68,6 +72,7 @@ def graph_options(settings: GraphSettings) -> GraphOptions:
         max_depth=settings.max_depth,
         max_paths_per_root=settings.max_paths_per_root,
         max_cc_iterations=settings.max_cc_iterations,
+        max_closure_per_node=settings.max_closure_per_node,
         reliable_checkpoints=settings.reliable_checkpoints,
     )
 
@@ -93,6 +98,7 @@ def _replace_components(
         tables.delta_table(table)
         .alias("t")
         .merge(source.alias("s"), f"t.component_id = s.component_id AND s.{_DELETE_FLAG}")
+        .withSchemaEvolution()  # a table written before a column was added to its schema
         .whenMatchedDelete()
         .whenNotMatchedInsert(
             condition=f"NOT s.{_DELETE_FLAG}", values={c: f"s.`{c}`" for c in columns}
@@ -109,7 +115,12 @@ def _overwrite(
     userMetadata); returns the rows written."""
     name, path = tables.location(table)
     version = tables.latest_version(table)
-    writer = rows.select(*TABLES[table].columns).write.format("delta").mode("overwrite")
+    writer = (
+        rows.select(*TABLES[table].columns)
+        .write.format("delta")
+        .mode("overwrite")
+        .option("mergeSchema", "true")  # a table written before a column was added
+    )
     if metadata is not None:
         writer = writer.option("userMetadata", metadata)
     if name:
@@ -198,12 +209,16 @@ def run_graph_stage(
         "table_closure": result.table_closure,
         "column_closure": result.column_closure,
     }
-    if full_refresh:
+    summary.step_seconds.update(result.seconds)
+    if full_refresh or not stale.isEmpty():
         for table, rows in outputs.items():
-            summary.rows_written[table] = _overwrite(tables, table, rows)
-    elif not stale.isEmpty():
-        for table, rows in outputs.items():
-            summary.rows_written[table] = _replace_components(tables, table, rows, stale)
+            clock = time.perf_counter()
+            summary.rows_written[table] = (
+                _overwrite(tables, table, rows)
+                if full_refresh
+                else _replace_components(tables, table, rows, stale)
+            )
+            summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
     # signatures last: a run that dies before this point is redone in full by the next one
     components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
     components = components.localCheckpoint()

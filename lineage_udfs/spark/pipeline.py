@@ -9,7 +9,7 @@ the settings are invalid.
 - :func:`extract_job`: read → parse → write (:mod:`~lineage_udfs.spark.extraction`), then the
   graph stage and the OpenLineage emission when the settings enable them; each stage reads what
   the previous one committed to Delta.
-- :func:`graph_job`: the graph stage alone.
+- :func:`graph_job`: the graph stage alone; :func:`path_job`: how one table reaches another.
 - :func:`emit_job`: the OpenLineage emission alone (or only the spool's replay).
 - :func:`query_job`: SQL over the lineage tables by their plain names.
 """
@@ -33,6 +33,7 @@ from lineage_udfs.logging_setup import configure_logging, log_failure
 from lineage_udfs.settings import JobSettings, load_settings
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.graph import reach_paths
 from lineage_udfs.spark.graph_stage import GraphSummary, run_graph_stage
 from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage, replay_spool
 from lineage_udfs.spark.run_context import RunSummary
@@ -113,12 +114,8 @@ def start_session(settings: JobSettings, libraries: Sequence[JvmLibrary]) -> Spa
     return spark
 
 
-def _graph_libraries(settings: JobSettings) -> list[JvmLibrary]:
-    """Delta, and GraphFrames when the graph stage runs and the packages name it."""
-    uses_graphframes = any(
-        p.startswith(GRAPHFRAMES.coordinates_prefixes) for p in settings.spark.packages
-    )
-    return [DELTA, GRAPHFRAMES] if uses_graphframes else [DELTA]
+GRAPH_LIBRARIES: tuple[JvmLibrary, ...] = (DELTA, GRAPHFRAMES)
+"""What the graph stage needs on the classpath (checked when the session starts)."""
 
 
 # --- summary lines -----------------------------------------------------------------------------
@@ -200,14 +197,29 @@ def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool)
 
 def extract_job(settings: JobSettings) -> str:
     """The extract job: :func:`run_extract` in a checked session."""
-    libraries = _graph_libraries(settings) if settings.graph.enabled else [DELTA]
+    libraries = GRAPH_LIBRARIES if settings.graph.enabled else (DELTA,)
     return run_extract(start_session(settings, libraries), settings).line()
 
 
 def graph_job(settings: JobSettings, *, full_refresh: bool = False) -> str:
     """The graph job: :func:`run_graph` in a checked session."""
-    spark = start_session(settings, _graph_libraries(settings))
+    spark = start_session(settings, GRAPH_LIBRARIES)
     return graph_line(run_graph(spark, settings, full_refresh=full_refresh))
+
+
+def path_job(settings: JobSettings, source: str, target: str) -> str:
+    """The path query: print every shortest path from table ``source`` to table ``target``
+    (GraphFrames BFS over table_lineage, at most ``graph.max_depth`` hops); writes nothing."""
+    spark = start_session(settings, GRAPH_LIBRARIES)
+    table_lineage = LineageTables(spark, settings.sink).read("table_lineage")
+    rows = reach_paths(table_lineage, source, target, max_depth=settings.graph.max_depth).collect()
+    for row in rows:
+        print(" -> ".join(row["path"]))
+    hops = settings.graph.max_depth
+    if not rows:
+        return f"path: {target} is not downstream of {source} within {hops} hops"
+    depth = rows[0]["depth"]
+    return f"path: {len(rows)} shortest path(s) of {depth} hops from {source} to {target}"
 
 
 def emit_job(

@@ -121,14 +121,17 @@ COLUMN_MEANINGS: dict[str, str] = {
     "out_degree": "number of distinct downstream tables (self-loops excluded)",
     "is_root": "no upstream table",
     "is_leaf": "no downstream table",
-    "on_cycle": "the node reaches itself within graph.max_depth hops (or has a self-loop)",
+    "on_cycle": "the node lies on a directed cycle (its strongly connected component has 2+ "
+    "nodes, or it has a self-loop)",
     "component_id": "connected component (its smallest node name)",
     "component_size": "number of nodes in the component",
     "root": "first node of the path (a root)",
     "leaf": "last node of the path (a leaf, or where a cycle or the depth limit stopped it)",
     "path": "node names from root to leaf",
     "depth": "number of edges on the path",
-    "truncated": "the path was cut at max_depth, or its root had more paths than the cap",
+    "truncated": "lineage_paths: the path was cut at max_depth, or its root had more paths than "
+    "the cap; closures: the ancestor had more descendants than graph.max_closure_per_node (only "
+    "the nearest are stored)",
     "ancestor": "upstream table",
     "descendant": "downstream table",
     "min_distance": "fewest hops from ancestor to descendant (any edge)",
@@ -444,6 +447,10 @@ LINEAGE_PATHS = _table(
     ],
 )
 
+_CLOSURE_TRUNCATED = (
+    "the ancestor had more descendants than graph.max_closure_per_node: only the nearest are kept"
+)
+
 TABLE_CLOSURE = _table(
     "table_closure",
     "Every (ancestor, descendant) table pair within graph.max_depth hops: downstream of X is "
@@ -454,7 +461,9 @@ TABLE_CLOSURE = _table(
         ("ancestor", StringType()),
         ("descendant", StringType()),
         ("min_distance", IntegerType()),
+        ("truncated", BooleanType()),
     ],
+    comments={"truncated": _CLOSURE_TRUNCATED},
 )
 
 COLUMN_CLOSURE = _table(
@@ -470,7 +479,9 @@ COLUMN_CLOSURE = _table(
         ("descendant_column", StringType()),
         ("min_distance", IntegerType()),
         ("direct_min_distance", IntegerType()),
+        ("truncated", BooleanType()),
     ],
+    comments={"truncated": _CLOSURE_TRUNCATED},
 )
 
 GRAPH_COMPONENTS = _table(

@@ -30,6 +30,8 @@ from lineage_udfs.settings import SparkSettings
 logger = logging.getLogger(__name__)
 
 DATABRICKS_ENV_VAR = "DATABRICKS_RUNTIME_VERSION"
+REPOSITORIES_ENV_VAR = "LINEAGE_MAVEN_REPOSITORIES"
+"""Extra Maven repositories (comma-separated URLs) added to ``spark.repositories`` from settings."""
 SUBMIT_ENV_VAR = "PYSPARK_GATEWAY_PORT"
 """Set by spark-submit (and by an already running pyspark driver): the JVM exists."""
 
@@ -41,6 +43,12 @@ def launch_mode() -> str:
     if SUBMIT_ENV_VAR in os.environ:
         return "spark-submit"
     return "python"
+
+
+def maven_repositories(settings: SparkSettings) -> list[str]:
+    """The extra Maven repositories: settings first, then ``LINEAGE_MAVEN_REPOSITORIES``."""
+    extra = [r.strip() for r in os.environ.get(REPOSITORIES_ENV_VAR, "").split(",") if r.strip()]
+    return list(dict.fromkeys([*settings.repositories, *extra]))
 
 
 def build_spark_session(settings: SparkSettings) -> SparkSession:
@@ -76,7 +84,20 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if settings.packages and mode == "python":
         builder = builder.config("spark.jars.packages", ",".join(settings.packages))
-    spark = builder.getOrCreate()
+        repositories = maven_repositories(settings)
+        if repositories:
+            builder = builder.config("spark.jars.repositories", ",".join(repositories))
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        if mode == "python" and settings.packages and "JAVA_GATEWAY_EXITED" in str(exc):
+            # Ivy's resolution report went to stderr; say what was asked for and from where.
+            raise LaunchError(
+                f"Spark did not start: cannot resolve {','.join(settings.packages)} from Maven "
+                f"Central or {','.join(maven_repositories(settings)) or 'no extra repository'}; "
+                f"add a repository serving them to spark.repositories or {REPOSITORIES_ENV_VAR}"
+            ) from exc
+        raise
     logger.info(
         "Spark %s session (%s launch, master %s)", spark.version, mode, spark.sparkContext.master
     )
@@ -94,11 +115,21 @@ class JvmLibrary:
     name: str
     java_class: str
     coordinates_prefixes: tuple[str, ...]
+    coordinates: str = ""
+    """The Maven coordinates the project pins (named when ``spark.packages`` lacks them)."""
 
 
-DELTA = JvmLibrary("Delta Lake", "io.delta.tables.DeltaTable", ("io.delta:",))
+DELTA = JvmLibrary(
+    "Delta Lake",
+    "io.delta.tables.DeltaTable",
+    ("io.delta:",),
+    "io.delta:delta-spark_4.1_2.13:4.4.0",
+)
 GRAPHFRAMES = JvmLibrary(
-    "GraphFrames", "org.graphframes.GraphFrame", ("io.graphframes:", "graphframes:")
+    "GraphFrames",
+    "org.graphframes.GraphFrame",
+    ("io.graphframes:", "graphframes:"),
+    "io.graphframes:graphframes-spark4_2.13:0.11.0",  # the same version as graphframes-py
 )
 
 
@@ -138,8 +169,9 @@ def require_libraries(
         p for p in settings.packages if any(p.startswith(m.coordinates_prefixes) for m in missing)
     ]
     classes = ", ".join(f"{m.name} ({m.java_class})" for m in missing)
-    packages = ",".join(coordinates) or " ".join(f"<{m.name} coordinates>" for m in missing)
+    packages = ",".join(coordinates) or ",".join(m.coordinates for m in missing)
     raise LaunchError(
         f"{classes} not on the Spark classpath: start with SPARK_CONF_DIR=conf "
-        f"(conf/spark-defaults.conf), or pass --packages {packages}"
+        f"(conf/spark-defaults.conf), or pass --packages {packages} (and --repositories, "
+        f"spark.repositories or {REPOSITORIES_ENV_VAR} for a repository serving them)"
     )

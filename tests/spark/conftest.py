@@ -9,19 +9,22 @@ from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_udfs.settings import SparkSettings
-from lineage_udfs.spark.session import build_spark_session
+from lineage_udfs.spark.graph import GRAPHFRAMES_PACKAGE
+from lineage_udfs.spark.session import REPOSITORIES_ENV_VAR, build_spark_session, maven_repositories
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
+PACKAGES = [DELTA_PACKAGE, GRAPHFRAMES_PACKAGE]
 VOLATILE_COLUMNS: tuple[str, ...] = ("run_id", "parsed_at", "started_at", "ended_at")
 
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    """Built by the production session factory (local master, Delta package, Arrow confs)."""
+    """Built by the production session factory (local master, Delta and GraphFrames packages
+    with the extra Maven repositories of ``LINEAGE_MAVEN_REPOSITORIES``, Arrow confs)."""
     settings = SparkSettings(
         app_name="lineage-tests",
         master="local[2]",
-        packages=[DELTA_PACKAGE],
+        packages=PACKAGES,
         confs={
             "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -47,7 +50,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     try:
         session = build_spark_session(settings)
     except Exception as exc:  # make a jar problem obvious instead of a bare Py4J trace
-        pytest.fail(f"cannot start Spark with {DELTA_PACKAGE} from Maven Central: {exc}")
+        pytest.fail(
+            f"cannot start Spark with {','.join(PACKAGES)} from Maven Central or "
+            f"{maven_repositories(settings) or 'no extra repository'} (set {REPOSITORIES_ENV_VAR}, "
+            f"comma-separated; `make test` sets it to ../shared/maven when that exists): {exc}"
+        )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -11,7 +11,7 @@ from collections import defaultdict, deque
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_udfs.spark.graph import GraphOptions, analyze
+from lineage_udfs.spark.graph import GraphOptions, analyze, reach_paths
 
 Edge = tuple[str, str]
 
@@ -61,6 +61,23 @@ def ref_closure(edges: list[Edge], max_depth: int) -> dict[Edge, int]:
                     queue.append((nxt, dist + 1))
         for node, dist in seen.items():
             out[(start, node)] = dist
+    return out
+
+
+def ref_on_cycle(edges: list[Edge]) -> set[str]:
+    """Nodes that reach themselves (any number of hops)."""
+    succ = _succ(edges)
+    out = set()
+    for start in {s for s, _ in edges}:
+        seen: set[str] = set()
+        queue = deque([start])
+        while queue:
+            for nxt in succ[queue.popleft()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+        if start in seen:
+            out.add(start)
     return out
 
 
@@ -120,7 +137,7 @@ def _check_all(spark: SparkSession, edges: list[Edge], options: GraphOptions) ->
     for name, row in nodes.items():
         assert row["component_id"] == comps[name], name
         assert row["component_size"] == sum(1 for c in comps.values() if c == comps[name])
-        assert row["on_cycle"] == ((name, name) in closure), name
+        assert row["on_cycle"] == (name in ref_on_cycle(edges)), name
         proper = [(s, d) for s, d in edges if s != d]
         assert row["in_degree"] == len({s for s, d in proper if d == name}), name
         assert row["out_degree"] == len({d for s, d in proper if s == name}), name
@@ -131,6 +148,7 @@ def _check_all(spark: SparkSession, edges: list[Edge], options: GraphOptions) ->
         (r["ancestor"], r["descendant"]): r["min_distance"] for r in result.table_closure.collect()
     }
     assert got_closure == {k: v for k, v in closure.items() if k[0] != k[1]}
+    assert not any(r["truncated"] for r in result.table_closure.collect())
 
     got_paths = {(tuple(r["path"]), r["truncated"]) for r in result.paths.collect()}
     assert got_paths == ref_paths(edges, options.max_depth)
@@ -145,6 +163,7 @@ DIAMOND = [("raw.a", "stg.b"), ("raw.a", "stg.c"), ("stg.b", "mart.d"), ("stg.c"
 CYCLE = [("raw.x", "hub.h"), ("hub.h", "stg.y"), ("stg.y", "hub.h"), ("stg.y", "rpt.z")]
 SELF_LOOP = [("raw.s", "stg.t"), ("stg.t", "stg.t"), ("stg.t", "mart.u")]
 ISLANDS = [("a.one", "a.two"), ("b.one", "b.two"), ("b.two", "b.three"), ("c.solo", "c.solo")]
+LONG_CYCLE = [(f"loop.n{i:02d}", f"loop.n{(i + 1) % 25:02d}") for i in range(25)]
 CHAIN_21 = [(f"chain.n{i:02d}", f"chain.n{i + 1:02d}") for i in range(21)]
 
 
@@ -220,3 +239,62 @@ def test_incremental_recomputes_only_changed_components(spark: SparkSession) -> 
     )
     assert {r["component_id"] for r in stale.collect()} == {"b.one"}
     assert {r["component_id"] for r in second.nodes.collect()} == {"b.one"}
+
+
+def test_cycle_longer_than_max_depth_is_found(spark: SparkSession) -> None:
+    """on_cycle comes from strongly connected components, not from the depth-bounded closure."""
+    result, _ = analyze(_tables(spark, LONG_CYCLE), _no_columns(spark), GraphOptions(max_depth=5))
+    assert {r["node"] for r in result.nodes.where("on_cycle").collect()} == {
+        s for s, _ in LONG_CYCLE
+    }
+
+
+def test_closure_cap_keeps_the_nearest_and_flags_the_ancestor(spark: SparkSession) -> None:
+    # hub -> m0..m4 (1 hop) -> leaf (2 hops); raw.x -> hub; cap 3
+    hub = [("stg.hub", f"mart.m{i}") for i in range(5)] + [("mart.m0", "rpt.leaf")]
+    edges = [("raw.x", "stg.hub"), *hub]
+    result, _ = analyze(
+        _tables(spark, edges), _no_columns(spark), GraphOptions(max_closure_per_node=3)
+    )
+    got = {
+        (r["ancestor"], r["descendant"]): (r["min_distance"], r["truncated"])
+        for r in result.table_closure.collect()
+    }
+    assert got == {
+        # raw.x: stg.hub at 1, then 3 of the 5 marts at 2 hops fill the cap of 3... in name order
+        ("raw.x", "stg.hub"): (1, True),
+        ("raw.x", "mart.m0"): (2, True),
+        ("raw.x", "mart.m1"): (2, True),
+        ("stg.hub", "mart.m0"): (1, True),
+        ("stg.hub", "mart.m1"): (1, True),
+        ("stg.hub", "mart.m2"): (1, True),
+        ("mart.m0", "rpt.leaf"): (1, False),
+    }
+
+
+def test_column_closure_cap_flags_the_ancestor_column(spark: SparkSession) -> None:
+    tables = _tables(spark, [("raw.o", "stg.o")])
+    columns = spark.createDataFrame(
+        [("raw.o", "id", "stg.o", f"c{i}", "DIRECT") for i in range(4)]
+        + [("raw.o", "ts", "stg.o", "c0", "INDIRECT")],
+        "source_table string, source_column string, target_table string, target_column string,"
+        " transformation_type string",
+    )
+    result, _ = analyze(tables, columns, GraphOptions(max_closure_per_node=2))
+    got = {
+        (r["ancestor_column"], r["descendant_column"]): (r["direct_min_distance"], r["truncated"])
+        for r in result.column_closure.collect()
+    }
+    assert got == {("id", "c0"): (1, True), ("id", "c1"): (1, True), ("ts", "c0"): (None, False)}
+
+
+def test_reach_paths_gives_every_shortest_path(spark: SparkSession) -> None:
+    edges = [*DIAMOND, ("mart.d", "rpt.e"), ("raw.a", "rpt.z")]
+    paths = reach_paths(_tables(spark, edges), "raw.a", "rpt.e")
+    got = sorted((tuple(r["path"]), r["depth"]) for r in paths.collect())
+    assert got == [
+        (("raw.a", "stg.b", "mart.d", "rpt.e"), 3),
+        (("raw.a", "stg.c", "mart.d", "rpt.e"), 3),
+    ]
+    assert reach_paths(_tables(spark, edges), "rpt.e", "raw.a").isEmpty()
+    assert reach_paths(_tables(spark, edges), "raw.a", "rpt.e", max_depth=2).isEmpty()

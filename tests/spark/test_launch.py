@@ -42,7 +42,8 @@ def test_the_launch_error_names_the_classes_the_coordinates_and_both_fixes(
     assert str(info.value) == (
         "Nowhere (org.example.nowhere.Missing) not on the Spark classpath: start with "
         "SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
-        "org.example:nowhere_2.13:1.0"
+        "org.example:nowhere_2.13:1.0 (and --repositories, spark.repositories or "
+        "LINEAGE_MAVEN_REPOSITORIES for a repository serving them)"
     )
 
 
@@ -79,7 +80,64 @@ def test_spark_submit_without_the_conf_dir_ends_with_one_clear_line(tmp_path: Pa
     assert errors[0].endswith(
         "extract failed: Delta Lake (io.delta.tables.DeltaTable) not on the Spark classpath: "
         "start with SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
-        f"{DELTA_PACKAGE}"
+        f"{DELTA_PACKAGE} (and --repositories, spark.repositories or LINEAGE_MAVEN_REPOSITORIES "
+        "for a repository serving them)"
     )
     assert "JavaPackage" not in output and "Traceback" not in output
     assert not (tmp_path / "lineage").exists()  # no table was touched
+
+
+@pytest.mark.slow
+def test_the_graph_job_without_the_graphframes_jar_ends_with_one_clear_line(
+    tmp_path: Path,
+) -> None:
+    """``spark-submit jobs/analyze_graph.py`` launched with Delta but not GraphFrames: one line
+    naming GraphFrames' pinned coordinates and the settings that provide them."""
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    defaults = (ROOT / "conf" / "spark-defaults.conf").read_text(encoding="utf-8").splitlines()
+    conf_dir.joinpath("spark-defaults.conf").write_text(
+        "\n".join(
+            f"spark.jars.packages {DELTA_PACKAGE}"
+            if line.startswith("spark.jars.packages")
+            else line
+            for line in defaults
+        ),
+        encoding="utf-8",
+    )
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        yaml.safe_dump(
+            {
+                "sink": {"base_path": str(tmp_path / "lineage")},
+                "spark": {"confs": {"spark.ui.enabled": "false"}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = os.environ | {
+        "SPARK_CONF_DIR": str(conf_dir),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [str(SPARK_SUBMIT), "jobs/analyze_graph.py", "--config", str(overlay)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    errors = [line for line in output.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, output
+    assert errors[0].endswith(
+        "analyze_graph failed: GraphFrames (org.graphframes.GraphFrame) not on the Spark "
+        "classpath: start with SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
+        "io.graphframes:graphframes-spark4_2.13:0.11.0 (and --repositories, spark.repositories or "
+        "LINEAGE_MAVEN_REPOSITORIES for a repository serving them)"
+    ), errors[0]
+    assert "JavaPackage" not in output and "Traceback" not in output
+    assert not (tmp_path / "lineage").exists()

@@ -1,0 +1,517 @@
+"""The graph stage on synthetic warehouse graphs: seconds per output, peak memory, row counts,
+and every output compared row by row with a single-process networkx computation.
+
+    python bench/graph_bench.py --sizes 10k 100k           # generate, run, compare, report
+    python bench/graph_bench.py --sizes 1m --no-reference  # the stage alone
+
+Each size runs in its own process (one JVM per size, so peak memory is per size) with
+``--master local[2]`` and the job's default JVM memory (spark.driver.memory unset: 1g). The
+stage is the job's (``run_graph_stage``, full refresh, Delta tables under ``--work``). The
+reference (``networkx_outputs``) implements the stage's documented rules: components keyed by
+the smallest name, cycles by strongly connected components, the per-ancestor closure cap
+(nearest first, then by name), the per-root path cap; its rows are written to Parquet and
+compared with the Delta tables in Spark (``exceptAll`` both ways). Results go to
+``bench/results/graph.md`` (one section per size, replaced on a re-run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+from generate_graph import generate, write  # noqa: E402
+
+SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+OUTPUTS = ("lineage_nodes", "lineage_paths", "table_closure", "column_closure", "graph_components")
+SEP = "\u0001"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+
+# --- the networkx reference ---------------------------------------------------------------------
+
+
+def _component_rows(graph: object) -> dict[str, str]:
+    import networkx as nx
+
+    assert isinstance(graph, nx.DiGraph)
+    out: dict[str, str] = {}
+    for members in nx.weakly_connected_components(graph):
+        smallest = min(members)
+        for m in members:
+            out[m] = smallest
+    return out
+
+
+def _capped_closure(
+    succ: dict[str, list[str]], sources: Iterator[str], max_depth: int, cap: int
+) -> Iterator[tuple[str, str, int, bool]]:
+    """Per source: BFS levels (fewest hops), each level in name order, at most ``cap`` nodes;
+    ``truncated`` when more were reachable within ``max_depth``."""
+    for src in sources:
+        seen: dict[str, int] = {}
+        level = [src]
+        truncated = False
+        for depth in range(1, max_depth + 1):
+            nxt = sorted({d for n in level for d in succ.get(n, ()) if d != src and d not in seen})
+            if not nxt:
+                break
+            room = cap - len(seen)
+            if len(nxt) > room:
+                truncated = True
+                nxt = nxt[:room]
+            for d in nxt:
+                seen[d] = depth
+            if truncated:
+                break
+            level = nxt
+        for d, dist in seen.items():
+            yield src, d, dist, truncated
+
+
+def _paths(
+    succ: dict[str, list[str]], roots: list[str], leaves: set[str], max_depth: int, cap: int
+) -> Iterator[tuple[str, tuple[str, ...], bool]]:
+    """The stage's hop-by-hop path expansion, per root (see graph.root_to_leaf_paths)."""
+    for root in roots:
+        live: list[tuple[str, ...]] = [(root,)]
+        done: list[tuple[tuple[str, ...], bool]] = []
+        capped = False
+        for depth in range(1, max_depth + 1):
+            extended = []
+            for p in live:
+                ext = [(*p, d) for d in succ.get(p[-1], ()) if d not in p]
+                if not ext and len(p) > 1:
+                    done.append((p, False))
+                extended.extend(ext)
+            extended.sort()
+            if len(extended) > cap:
+                capped = True
+                extended = extended[:cap]
+            live = []
+            for p in extended:
+                (done.append((p, False)) if p[-1] in leaves else live.append(p))
+            if depth == max_depth:
+                done.extend((p, True) for p in live)
+            if not live:
+                break
+        done.sort(key=lambda pc: (len(pc[0]), pc[0]))
+        if len(done) > cap:
+            capped = True
+            done = done[:cap]
+        for p, cut in done:
+            yield root, p, cut or capped
+
+
+def networkx_outputs(data: Path, out: Path, max_depth: int, path_cap: int, cap: int) -> dict:
+    """Every output of the stage computed with networkx, written as Parquet under ``out``."""
+    import networkx as nx
+
+    started = time.perf_counter()
+    tl = pq.read_table(data / "table_lineage.parquet").to_pylist()
+    graph = nx.DiGraph()
+    graph.add_edges_from((r["source_table"], r["target_table"]) for r in tl)
+    comp = _component_rows(graph)
+    sizes: dict[str, int] = defaultdict(int)
+    for c in comp.values():
+        sizes[c] += 1
+    on_cycle = {n for scc in nx.strongly_connected_components(graph) if len(scc) > 1 for n in scc}
+    on_cycle |= {n for n in nx.nodes_with_selfloops(graph)}
+    views = {r["target_table"] for r in tl if r["edge_kind"] == "view"}
+    succ = {n: [d for d in graph.successors(n) if d != n] for n in graph}
+    pred_count = defaultdict(int)
+    for ds in succ.values():
+        for d in ds:
+            pred_count[d] += 1
+    nodes = []
+    for n in graph:
+        kind = (
+            "view"
+            if n in views
+            else ("external" if n.startswith("@") or "://" in n or n.startswith("/") else "table")
+        )
+        nodes.append(
+            {
+                "node": n,
+                "kind": kind,
+                "in_degree": pred_count[n],
+                "out_degree": len(succ[n]),
+                "is_root": pred_count[n] == 0,
+                "is_leaf": not succ[n],
+                "on_cycle": n in on_cycle,
+                "component_id": comp[n],
+                "component_size": sizes[comp[n]],
+            }
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(nodes), out / "lineage_nodes.parquet")
+    seconds = {"lineage_nodes": time.perf_counter() - started}
+
+    clock = time.perf_counter()
+    rows = [
+        {"component_id": comp[s], "ancestor": s, "descendant": d, "min_distance": k, "truncated": t}
+        for s, d, k, t in _capped_closure(succ, iter(sorted(succ)), max_depth, cap)
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), out / "table_closure.parquet")
+    seconds["table_closure"] = time.perf_counter() - clock
+    counts = {"lineage_nodes": len(nodes), "table_closure": len(rows)}
+    del rows
+
+    clock = time.perf_counter()
+    roots = sorted(n for n in graph if pred_count[n] == 0 and succ[n])
+    leaves = {n for n in graph if not succ[n]}
+    writer = None
+    count = 0
+    batch: list[dict] = []
+    for root, p, t in _paths(succ, roots, leaves, max_depth, path_cap):
+        batch.append(
+            {
+                "component_id": comp[root],
+                "root": root,
+                "leaf": p[-1],
+                "path": list(p),
+                "depth": len(p) - 1,
+                "truncated": t,
+            }
+        )
+        if len(batch) >= 200_000:
+            table = pa.Table.from_pylist(batch)
+            writer = writer or pq.ParquetWriter(out / "lineage_paths.parquet", table.schema)
+            writer.write_table(table)
+            count += len(batch)
+            batch = []
+    if batch or writer is None:
+        table = pa.Table.from_pylist(
+            batch,
+            schema=pa.schema(
+                [
+                    ("component_id", pa.string()),
+                    ("root", pa.string()),
+                    ("leaf", pa.string()),
+                    ("path", pa.list_(pa.string())),
+                    ("depth", pa.int64()),
+                    ("truncated", pa.bool_()),
+                ]
+            ),
+        )
+        writer = writer or pq.ParquetWriter(out / "lineage_paths.parquet", table.schema)
+        writer.write_table(table)
+        count += len(batch)
+    writer.close()
+    seconds["lineage_paths"] = time.perf_counter() - clock
+    counts["lineage_paths"] = count
+
+    clock = time.perf_counter()
+    cl = pq.read_table(data / "column_lineage.parquet").to_pylist()
+    any_succ: dict[str, set[str]] = defaultdict(set)
+    direct_succ: dict[str, set[str]] = defaultdict(set)
+    for r in cl:
+        s = r["source_table"] + SEP + r["source_column"]
+        d = r["target_table"] + SEP + r["target_column"]
+        any_succ[s].add(d)
+        if r["transformation_type"] == "DIRECT":
+            direct_succ[s].add(d)
+    anys = {k: sorted(v) for k, v in any_succ.items()}
+    directs = {k: sorted(v) for k, v in direct_succ.items()}
+    del any_succ, direct_succ, cl
+    writer = None
+    count = 0
+    for src in sorted(anys):
+        direct = {d: (k, t) for _, d, k, t in _capped_closure(directs, iter([src]), max_depth, cap)}
+        direct_cut = any(t for _, t in direct.values())
+        table_of = src.split(SEP)[0]
+        batch = []
+        for _, d, k, t in _capped_closure(anys, iter([src]), max_depth, cap):
+            dt, dc = d.split(SEP)
+            batch.append(
+                {
+                    "component_id": comp.get(dt, dt),
+                    "ancestor_table": table_of,
+                    "ancestor_column": src.split(SEP)[1],
+                    "descendant_table": dt,
+                    "descendant_column": dc,
+                    "min_distance": k,
+                    "direct_min_distance": direct[d][0] if d in direct else None,
+                    "truncated": t or direct_cut,
+                }
+            )
+        if batch:
+            table = pa.Table.from_pylist(
+                batch,
+                schema=pa.schema(
+                    [
+                        ("component_id", pa.string()),
+                        ("ancestor_table", pa.string()),
+                        ("ancestor_column", pa.string()),
+                        ("descendant_table", pa.string()),
+                        ("descendant_column", pa.string()),
+                        ("min_distance", pa.int64()),
+                        ("direct_min_distance", pa.int64()),
+                        ("truncated", pa.bool_()),
+                    ]
+                ),
+            )
+            writer = writer or pq.ParquetWriter(out / "column_closure.parquet", table.schema)
+            writer.write_table(table)
+            count += len(batch)
+    if writer is not None:
+        writer.close()
+    seconds["column_closure"] = time.perf_counter() - clock
+    counts["column_closure"] = count
+    comp_rows = [{"component_id": c, "node_count": n} for c, n in sizes.items()]
+    pq.write_table(pa.Table.from_pylist(comp_rows), out / "graph_components.parquet")
+    counts["graph_components"] = len(comp_rows)
+    seconds["total"] = time.perf_counter() - started
+    return {"seconds": seconds, "rows": counts}
+
+
+# --- one size in one process ---------------------------------------------------------------------
+
+
+def _jvm_peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_one(size: str, args: argparse.Namespace) -> dict:
+    """Generate (once), run the stage, compute the reference, compare; a JSON-able summary."""
+    from pyspark.sql import functions as F
+
+    from lineage_udfs.settings import GraphSettings, SinkSettings, SparkSettings
+    from lineage_udfs.spark.delta import LineageTables
+    from lineage_udfs.spark.graph_stage import run_graph_stage
+    from lineage_udfs.spark.schemas import TABLES
+    from lineage_udfs.spark.session import build_spark_session
+
+    data = args.work / f"graph-{size}"
+    if not (data / "table_lineage.parquet").exists():
+        write(generate(SIZES[size], args.seed), data)
+    spark = build_spark_session(
+        SparkSettings(
+            app_name=f"graph-bench-{size}",
+            master=args.master,
+            packages=[
+                "io.delta:delta-spark_4.1_2.13:4.4.0",
+                "io.graphframes:graphframes-spark4_2.13:0.11.0",
+            ],
+            confs={
+                "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.autoBroadcastJoinThreshold": "-1",
+                "spark.sql.adaptive.enabled": "true",
+                "spark.ui.enabled": "false",
+            },
+        )
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
+    heap_mb = int(spark.sparkContext._jvm.Runtime.getRuntime().maxMemory()) / 2**20
+    tables = LineageTables(spark, SinkSettings(base_path=str(args.work / f"warehouse-{size}")))
+    tl = spark.read.parquet(str(data / "table_lineage.parquet"))
+    cl = spark.read.parquet(str(data / "column_lineage.parquet"))
+    n_table_edges, n_column_edges = tl.count(), cl.count()
+    for name, rows in (("table_lineage", tl), ("column_lineage", cl)):
+        full = rows
+        for f in TABLES[name].schema:
+            if f.name not in rows.columns:
+                full = full.withColumn(f.name, F.lit(None).cast(f.dataType))
+        tables.ensure(name)
+        _, path = tables.location(name)
+        full.select(*TABLES[name].columns).write.format("delta").mode("overwrite").save(path)
+    settings = GraphSettings(
+        max_closure_per_node=args.closure_cap, max_paths_per_root=args.path_cap
+    )
+    summary = run_graph_stage(tables, settings, full_refresh=True)
+    result: dict = {
+        "size": size,
+        "table_edges": n_table_edges,
+        "column_edges": n_column_edges,
+        "stage_seconds": round(summary.seconds, 1),
+        "step_seconds": {k: round(v, 1) for k, v in summary.step_seconds.items()},
+        "rows": {t: tables.read(t).count() for t in OUTPUTS},
+        "truncated_ancestors": {
+            t: tables.read(t).where("truncated").select(*a).distinct().count()
+            for t, a in (
+                ("table_closure", ("ancestor",)),
+                ("column_closure", ("ancestor_table", "ancestor_column")),
+            )
+        },
+        "truncated_paths": tables.read("lineage_paths").where("truncated").count(),
+        "jvm_peak_rss_mb": round(_jvm_peak_rss_mb(jvm_pid), 0),
+        "jvm_max_heap_mb": round(heap_mb, 0),
+    }
+    result["load_average_after_stage"] = [round(x, 1) for x in os.getloadavg()]
+    if args.reference:
+        ref_dir = args.work / f"networkx-{size}"
+        ref = networkx_outputs(data, ref_dir, settings.max_depth, args.path_cap, args.closure_cap)
+        result["networkx_seconds"] = {k: round(v, 1) for k, v in ref["seconds"].items()}
+        result["networkx_rows"] = ref["rows"]
+        result["python_peak_rss_mb"] = round(
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0
+        )
+        diff = {}
+        for t in OUTPUTS:
+            ours = tables.read(t)
+            theirs = spark.read.parquet(str(ref_dir / f"{t}.parquet"))
+            cols = theirs.columns
+            ours = ours.select(*cols)
+            theirs = theirs.select(*[F.col(c).cast(ours.schema[c].dataType) for c in cols])
+            diff[t] = {
+                "only_stage": ours.exceptAll(theirs).count(),
+                "only_networkx": theirs.exceptAll(ours).count(),
+            }
+        result["diff"] = diff
+    spark.stop()
+    return result
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def _machine() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        model = next(x.split(":", 1)[1].strip() for x in out.splitlines() if "Model name" in x)
+    except (OSError, subprocess.CalledProcessError, StopIteration):
+        model = platform.processor() or "unknown CPU"
+    try:
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        total = int(next(x.split()[1] for x in meminfo if x.startswith("MemTotal:"))) / 2**20
+        memory = f", {total:.0f} GiB RAM"
+    except (OSError, StopIteration, ValueError):
+        memory = ""
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{model}, {os.cpu_count()} cores{memory}, load average {load} (1/5/15 min) at the start"
+
+
+def _section(r: dict, command: str, machine: str) -> str:
+    lines = [
+        f"## {r['size']}: {r['table_edges']:,} table edges, {r['column_edges']:,} column edges",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {machine}  ",
+        f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        "",
+        f"Graph stage (GraphFrames, local[2], JVM max heap {r['jvm_max_heap_mb']:.0f} MB): "
+        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB; "
+        "load average "
+        + " ".join(str(x) for x in r["load_average_after_stage"])
+        + " (1/5/15 min) when the stage ended.",
+        "",
+        "| step | seconds |",
+        "|---|---:|",
+        *(f"| {k} | {v} |" for k, v in r["step_seconds"].items()),
+        "",
+        "| output | rows | networkx rows | rows only in the stage | rows only in networkx |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for t in OUTPUTS:
+        nx_rows = r.get("networkx_rows", {}).get(t, "-")
+        d = r.get("diff", {}).get(t, {})
+        lines.append(
+            f"| {t} | {r['rows'][t]:,} | {nx_rows if nx_rows == '-' else f'{nx_rows:,}'} | "
+            f"{d.get('only_stage', '-')} | {d.get('only_networkx', '-')} |"
+        )
+    lines += [
+        "",
+        f"Truncated by the closure cap: {r['truncated_ancestors']['table_closure']:,} ancestor "
+        f"tables, {r['truncated_ancestors']['column_closure']:,} ancestor columns; "
+        f"truncated paths: {r['truncated_paths']:,}.",
+        "Truncated ancestor columns count (table, column) pairs.",
+    ]
+    if "networkx_seconds" in r:
+        s = r["networkx_seconds"]
+        lines += [
+            "",
+            f"networkx (one Python process): {s['total']} s in all (nodes with components and "
+            f"cycles {s['lineage_nodes']}, table closure {s['table_closure']}, paths "
+            f"{s['lineage_paths']}, column closure {s['column_closure']}); Python peak RSS "
+            f"{r['python_peak_rss_mb']:.0f} MB.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _write_report(path: Path, sections: dict[str, str]) -> None:
+    header = (
+        "# Graph stage benchmark\n\n"
+        "`bench/graph_bench.py`: synthetic warehouse graphs (`bench/generate_graph.py`), the "
+        "graph stage on GraphFrames 0.11.0 (full refresh, Delta), and a single-process networkx "
+        "computation of the same outputs compared row by row (`exceptAll` both ways; 0 and 0 = "
+        "every row equal).\n\n"
+    )
+    old: dict[str, str] = {}
+    if path.exists():
+        for chunk in path.read_text().split("\n## ")[1:]:
+            old[chunk.split(":", 1)[0]] = "## " + chunk.rstrip("\n") + "\n"
+    old.update(sections)
+    order = [s for s in SIZES if s in old]
+    path.write_text(header + "\n".join(old[s] for s in order))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", nargs="+", choices=list(SIZES), default=["10k", "100k"])
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--work", type=Path, default=ROOT / "bench" / "data")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--closure-cap", type=int, default=10000)
+    parser.add_argument("--path-cap", type=int, default=1000)
+    parser.add_argument("--no-reference", dest="reference", action="store_false")
+    parser.add_argument("--report", type=Path, default=ROOT / "bench" / "results" / "graph.md")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+        print("RESULT " + json.dumps(run_one(args.one, args)), flush=True)
+        return 0
+    machine = _machine()
+    sections = {}
+    for size in args.sizes:
+        argv = [
+            sys.executable,
+            __file__,
+            "--one",
+            size,
+            "--master",
+            args.master,
+            "--work",
+            str(args.work),
+        ]
+        argv += ["--seed", str(args.seed), "--closure-cap", str(args.closure_cap)]
+        argv += ["--path-cap", str(args.path_cap)]
+        if not args.reference:
+            argv.append("--no-reference")
+        # the step log goes to stderr as it happens (a long run shows where it is)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False)
+        line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
+        if line is None:
+            sys.stderr.write(done.stdout[-3000:])
+            return 1
+        result = json.loads(line[len("RESULT ") :])
+        print(json.dumps(result, indent=1))
+        command = "python bench/graph_bench.py " + " ".join(sys.argv[1:])
+        sections[size] = _section(result, command, machine)
+        _write_report(args.report, sections)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
