@@ -154,8 +154,11 @@ def run_job(code: Path, work: Path, overlay: dict[str, Any], name: str) -> dict[
         "--conf", "spark.eventLog.enabled=true",
         "--conf", f"spark.eventLog.dir={events.as_uri()}",
         "--conf", "spark.eventLog.compress=false",
-        "jobs/extract.py", "--config", "conf/local.yaml", "--config", str(config),
     ]  # fmt: skip
+    repositories = env.get("LINEAGE_MAVEN_REPOSITORIES")  # make exports it (GraphFrames' mirror)
+    if repositories:
+        cmd += ["--repositories", repositories]
+    cmd += ["jobs/extract.py", "--config", "conf/local.yaml", "--config", str(config)]
     load_before = load_average()
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)
