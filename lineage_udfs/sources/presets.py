@@ -121,6 +121,66 @@ def _snowflake(spark: SparkSession, raw: DataFrame, source: SourceSettings) -> D
     )
 
 
+_SF_OBJECTS = "array<struct<objectName:string,objectDomain:string>>"
+_SF_MODIFIED = (
+    "array<struct<objectName:string,objectDomain:string,columns:array<struct<columnName:string,"
+    "directSources:array<struct<columnName:string,objectName:string,objectDomain:string>>>>>>"
+)
+_SF_TABLE_DOMAINS = ("TABLE", "VIEW", "MATERIALIZED VIEW", "EXTERNAL TABLE", "DYNAMIC TABLE")
+
+
+def _snowflake_native(raw: DataFrame) -> tuple[DataFrame, DataFrame] | None:
+    """ACCOUNT_USAGE.ACCESS_HISTORY joined to the export by QUERY_ID (its
+    ``DIRECT_OBJECTS_ACCESSED`` and ``OBJECTS_MODIFIED`` columns), when the export has them:
+    every table read x every table written, and ``columns[].directSources`` for column edges.
+    A written table read by the same query (MERGE, UPDATE) is not its own source, as in the
+    parser's default (``update_target_as_source=false``). Queries that modified nothing are
+    outside the comparison."""
+    if "OBJECTS_MODIFIED" not in raw.columns or "DIRECT_OBJECTS_ACCESSED" not in raw.columns:
+        return None
+    ok = F.lower(F.coalesce(_c("EXECUTION_STATUS"), F.lit("success"))) == "success"
+    access = (
+        raw.where(ok)
+        .select(
+            _c("QUERY_ID").alias("query_id"),
+            F.from_json(_c("DIRECT_OBJECTS_ACCESSED"), _SF_OBJECTS).alias("read"),
+            F.from_json(_c("OBJECTS_MODIFIED"), _SF_MODIFIED).alias("modified"),
+        )
+        .where(F.size("modified") > 0)
+    )
+
+    def table_like(domain: Column) -> Column:
+        return F.upper(domain).isin(*_SF_TABLE_DOMAINS)
+
+    written = access.select("query_id", "read", F.explode("modified").alias("m")).where(
+        table_like(F.col("m.objectDomain"))
+    )
+    tables = (
+        written.select("query_id", "m", F.explode("read").alias("r"))
+        .where(table_like(F.col("r.objectDomain")))
+        .select(
+            "query_id",
+            F.lower(F.col("r.objectName")).alias("source_table"),
+            F.lower(F.col("m.objectName")).alias("target_table"),
+        )
+        .where(F.col("source_table") != F.col("target_table"))
+    )
+    columns = (
+        written.select("query_id", "m", F.explode("m.columns").alias("c"))
+        .select("query_id", "m", "c", F.explode("c.directSources").alias("s"))
+        .where(table_like(F.col("s.objectDomain")))
+        .select(
+            "query_id",
+            F.lower(F.col("s.objectName")).alias("source_table"),
+            F.lower(F.col("s.columnName")).alias("source_column"),
+            F.lower(F.col("m.objectName")).alias("target_table"),
+            F.lower(F.col("c.columnName")).alias("target_column"),
+        )
+        .where(F.col("source_table") != F.col("target_table"))
+    )
+    return _native(tables).unionByName(columns), access.select("query_id").distinct()
+
+
 # ------------------------------------------------------------------------------- BigQuery
 
 _BQ_TS = ("yyyy-MM-dd HH:mm:ss.SSSSSS 'UTC'", "yyyy-MM-dd HH:mm:ss 'UTC'")
@@ -489,13 +549,14 @@ class Preset:
     name: str
     transform: Callable[[SparkSession, DataFrame, SourceSettings], DataFrame]
     options: tuple[tuple[str, str], ...] = ()
-    native: Callable[[DataFrame], tuple[DataFrame, DataFrame]] | None = None
+    native: Callable[[DataFrame], tuple[DataFrame, DataFrame] | None] | None = None
+    """(edges, query ids covered) from the raw export; None when this export lacks them."""
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("snowflake_query_history", _snowflake),
+        Preset("snowflake_query_history", _snowflake, native=_snowflake_native),
         Preset("bigquery_jobs", _bigquery, native=_bigquery_native),
         Preset("databricks_query_history", _databricks),
         Preset("redshift_query_history", _redshift),

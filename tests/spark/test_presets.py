@@ -177,7 +177,7 @@ def test_preset_rows_and_statuses(outcome: tuple[str, Outcome]) -> None:
 
 def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
     name, result = outcome
-    if name not in ("bigquery_jobs", "trino_query_completed"):
+    if name not in ("bigquery_jobs", "snowflake_query_history", "trino_query_completed"):
         assert result.summary.reconciliation == {}
         return
     rows = result.tables.spark.read.format("delta").load(
@@ -200,6 +200,22 @@ def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
             # the script's temporary table hides the edge from BigQuery's per-job record
             ("table", f"{p}.raw.orders", None, f"{p}.marts.big_spenders", None, "parser_only"),
         }  # fmt: skip
+    elif name == "snowflake_query_history":
+        a = "analytics"
+        expected = {
+            ("table", f"{a}.raw.orders", None, f"{a}.marts.daily_revenue", None, "agree"),
+            ("column", f"{a}.raw.orders", "amount", f"{a}.marts.daily_revenue", "revenue",
+             "agree"),
+            ("column", f"{a}.raw.customers", "name", f"{a}.marts.customer_orders", "name",
+             "agree"),
+            ("table", f"{a}.raw.customers", None, f"{a}.marts.customer_dim", None, "agree"),
+            ("table", f"{a}.raw.adressen_ü", None, f"{a}.marts.kundenübersicht", None, "agree"),
+            ("table", f"{a}.raw.events", None, f"{a}.raw.event_summary", None, "agree"),
+        }  # fmt: skip
+        # the MERGE target ACCESS_HISTORY lists as read is not its own source (parser default)
+        assert not any(r[1] == r[3] for r in found)
+        # the script's parent query has no ACCESS_HISTORY row: outside the comparison
+        assert not any(r[3] == f"{a}.marts.big_spenders" for r in found)
     else:
         expected = {
             ("table", "hive.raw.orders", None, "hive.marts.daily_revenue", None, "agree"),
