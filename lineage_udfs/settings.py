@@ -56,7 +56,7 @@ pg_stat_statements: the database and role names joined in; the reading role's ow
 PRESET_EXTRA_PATHS: dict[str, tuple[str, ...]] = {
     "snowflake_query_history": (),
     "bigquery_jobs": (),
-    "databricks_query_history": (),
+    "databricks_query_history": ("table_lineage", "column_lineage"),
     "redshift_query_history": ("query_text",),
     "postgres_pg_stat_statements": (),
     "postgres_csvlog": (),

@@ -129,7 +129,9 @@ _SF_MODIFIED = (
 _SF_TABLE_DOMAINS = ("TABLE", "VIEW", "MATERIALIZED VIEW", "EXTERNAL TABLE", "DYNAMIC TABLE")
 
 
-def _snowflake_native(raw: DataFrame) -> tuple[DataFrame, DataFrame] | None:
+def _snowflake_native(
+    spark: SparkSession, raw: DataFrame, source: SourceSettings
+) -> tuple[DataFrame, DataFrame] | None:
     """ACCOUNT_USAGE.ACCESS_HISTORY joined to the export by QUERY_ID (its
     ``DIRECT_OBJECTS_ACCESSED`` and ``OBJECTS_MODIFIED`` columns), when the export has them:
     every table read x every table written, and ``columns[].directSources`` for column edges.
@@ -225,7 +227,9 @@ def _bq_name(col: Column) -> Column:
     return F.lower(F.concat_ws(".", col.project_id, col.dataset_id, col.table_id))
 
 
-def _bigquery_native(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _bigquery_native(
+    spark: SparkSession, raw: DataFrame, source: SourceSettings
+) -> tuple[DataFrame, DataFrame]:
     """referenced_tables x destination_table of each finished, error-free job, child jobs under
     their script; anonymous results and script temporaries (datasets named ``_…``) left out."""
     done = raw.where(
@@ -271,6 +275,49 @@ def _databricks(spark: SparkSession, raw: DataFrame, source: SourceSettings) -> 
         _status(_c("execution_status"), ("failed",), ("canceled",)).alias("status"),
         *_keep_corrupt(raw),
     )
+
+
+def _databricks_native(
+    spark: SparkSession, raw: DataFrame, source: SourceSettings
+) -> tuple[DataFrame, DataFrame] | None:
+    """system.access.table_lineage / column_lineage exports (``extra_paths``, read in the
+    source's own format), matched to the history by ``statement_id``. Every FINISHED statement
+    of the history is compared, so a statement the lineage tables left out shows its parser
+    edges as parser_only. Rows without a source or a target table (a path, a notebook) are left
+    out."""
+    table_path = source.extra_paths.get("table_lineage")
+    if table_path is None:
+        return None
+
+    def read(path: str) -> DataFrame:
+        reader = spark.read.format("json" if source.format == "jsonl" else source.format)
+        if source.format == "csv":
+            reader = reader.option("header", "true")
+        return reader.load(path)
+
+    def named(frame: DataFrame, *columns: tuple[str, str]) -> DataFrame:
+        return frame.where(
+            F.col("statement_id").isNotNull()
+            & F.col("source_table_full_name").isNotNull()
+            & F.col("target_table_full_name").isNotNull()
+        ).select(
+            F.col("statement_id").alias("query_id"),
+            F.lower(F.col("source_table_full_name")).alias("source_table"),
+            *[F.lower(F.col(c)).alias(a) for c, a in columns],
+            F.lower(F.col("target_table_full_name")).alias("target_table"),
+        )
+
+    edges = _native(named(read(table_path)).distinct())
+    column_path = source.extra_paths.get("column_lineage")
+    if column_path is not None:
+        columns = named(
+            read(column_path),
+            ("source_column_name", "source_column"),
+            ("target_column_name", "target_column"),
+        )
+        edges = edges.unionByName(columns.distinct(), allowMissingColumns=False)
+    finished = raw.where(F.upper(_c("execution_status")) == "FINISHED")
+    return edges, finished.select(_c("statement_id").alias("query_id")).distinct()
 
 
 # ------------------------------------------------------------------------------- Redshift
@@ -487,7 +534,9 @@ _TRINO_IO = (
 )
 
 
-def _trino_native(raw: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _trino_native(
+    spark: SparkSession, raw: DataFrame, source: SourceSettings
+) -> tuple[DataFrame, DataFrame]:
     """ioMetadata: every input x the output table; output.columns[].sourceColumns per column."""
     finished = raw.where(F.upper(F.get_json_object(_c("metadata"), "$.queryState")) == "FINISHED")
     io = finished.select(
@@ -549,7 +598,10 @@ class Preset:
     name: str
     transform: Callable[[SparkSession, DataFrame, SourceSettings], DataFrame]
     options: tuple[tuple[str, str], ...] = ()
-    native: Callable[[DataFrame], tuple[DataFrame, DataFrame] | None] | None = None
+    native: (
+        Callable[[SparkSession, DataFrame, SourceSettings], tuple[DataFrame, DataFrame] | None]
+        | None
+    ) = None
     """(edges, query ids covered) from the raw export; None when this export lacks them."""
 
 
@@ -558,7 +610,7 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset("snowflake_query_history", _snowflake, native=_snowflake_native),
         Preset("bigquery_jobs", _bigquery, native=_bigquery_native),
-        Preset("databricks_query_history", _databricks),
+        Preset("databricks_query_history", _databricks, native=_databricks_native),
         Preset("redshift_query_history", _redshift),
         Preset("postgres_pg_stat_statements", _pg_stat_statements),
         Preset("postgres_csvlog", _csvlog, options=(("header", "false"),)),
@@ -593,10 +645,11 @@ def has_native_lineage(source: SourceSettings) -> bool:
     )
 
 
-def native_lineage(source: SourceSettings, raw: DataFrame) -> tuple[DataFrame, DataFrame] | None:
+def native_lineage(
+    spark: SparkSession, source: SourceSettings, raw: DataFrame
+) -> tuple[DataFrame, DataFrame] | None:
     """(edges in NATIVE_COLUMNS, query ids the export covers), or None if the export has none."""
-    if source.preset is None or PRESETS[source.preset].native is None:
+    if source.preset is None:
         return None
     native = PRESETS[source.preset].native
-    assert native is not None
-    return native(raw)
+    return None if native is None else native(spark, raw, source)

@@ -1,7 +1,8 @@
 """Native lineage reconciliation: the parser's edges against the engine's own record of them.
 
-For every source whose preset export records lineage (BigQuery ``referenced_tables`` /
-``destination_table``, Trino ``ioMetadata``), each query the export covers gets its table edges
+For every source whose preset export records lineage (Snowflake ``ACCESS_HISTORY``, BigQuery
+``referenced_tables`` / ``destination_table``, Databricks ``system.access`` lineage tables, Trino
+``ioMetadata``), each query the export covers gets its table edges
 compared: ``agree`` (both), ``parser_only``, ``warehouse_only``; column edges likewise for the
 queries whose export lists column lineage. All three kinds are written to the
 ``lineage_reconciliation`` Delta table (a source's rows are replaced on each run).
@@ -54,7 +55,7 @@ def reconcile_native_lineage(
     for source in sources:
         if not source.enabled or not has_native_lineage(source):
             continue
-        native = native_lineage(source, read_raw(spark, source))
+        native = native_lineage(spark, source, read_raw(spark, source))
         if native is None:
             continue
         edges, scope = native

@@ -79,6 +79,10 @@ CASES: dict[str, dict[str, Any]] = {
         "source": {
             "path": "databricks_query_history/query_history.jsonl",
             "defaults": {"default_database": "main"},
+            "extra_paths": {
+                "table_lineage": "databricks_query_history/table_lineage.jsonl",
+                "column_lineage": "databricks_query_history/column_lineage.jsonl",
+            },
         },
         "edges": _workload_edges("main", "main.raw"),
         "rows": 27,
@@ -177,7 +181,12 @@ def test_preset_rows_and_statuses(outcome: tuple[str, Outcome]) -> None:
 
 def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
     name, result = outcome
-    if name not in ("bigquery_jobs", "snowflake_query_history", "trino_query_completed"):
+    if name not in (
+        "bigquery_jobs",
+        "databricks_query_history",
+        "snowflake_query_history",
+        "trino_query_completed",
+    ):
         assert result.summary.reconciliation == {}
         return
     rows = result.tables.spark.read.format("delta").load(
@@ -200,6 +209,17 @@ def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
             # the script's temporary table hides the edge from BigQuery's per-job record
             ("table", f"{p}.raw.orders", None, f"{p}.marts.big_spenders", None, "parser_only"),
         }  # fmt: skip
+    elif name == "databricks_query_history":
+        m = "main"
+        expected = {
+            ("table", f"{m}.raw.orders", None, f"{m}.marts.daily_revenue", None, "agree"),
+            ("column", f"{m}.raw.orders", "amount", f"{m}.marts.daily_revenue", "revenue",
+             "agree"),
+            ("table", f"{m}.raw.customers", None, f"{m}.marts.customer_dim", None, "agree"),
+            # the lineage tables left the script's statement out
+            ("table", f"{m}.raw.orders", None, f"{m}.marts.big_spenders", None, "parser_only"),
+        }  # fmt: skip
+        assert not any(r[1] is None or "s3://" in str(r[1]) for r in found)  # a path read
     elif name == "snowflake_query_history":
         a = "analytics"
         expected = {

@@ -529,6 +529,74 @@ def databricks() -> None:
             }
         )
     _jsonl(HERE / "databricks_query_history" / "query_history.jsonl", records)
+    _databricks_lineage(stmts)
+
+
+def _databricks_lineage(stmts: list[Stmt]) -> None:
+    """system.access.table_lineage / column_lineage rows of the workload's finished writes.
+    The script's statement has none (the lineage tables left it out), and one row reads a path,
+    not a table."""
+    tables: list[dict[str, object]] = []
+    columns: list[dict[str, object]] = []
+    for n, s, t in _rows(stmts):
+        if s.failed or not s.writes or s.key == "script":
+            continue
+        statement_id = f"01ef0c2a-{n:04x}-1b2c-9d3e-4f5a6b7c8d9e"
+        target = "main." + s.writes.replace("<default>", "raw")
+        common = {
+            "account_id": "2f7a9c1e-0000-4f00-9000-3b4a5c6d7e8f",
+            "metastore_id": "5c6d7e8f-1111-2222-3333-444455556666",
+            "workspace_id": "1234567890123456",
+            "entity_type": None,
+            "entity_id": None,
+            "entity_run_id": None,
+            "statement_id": statement_id,
+            "created_by": "etl@acme.com",
+            "event_time": t.isoformat().replace("+00:00", "Z"),
+            "event_date": t.date().isoformat(),
+        }
+        for read in s.reads:
+            source = "main." + read.replace("<default>", "raw")
+            tables.append(
+                {
+                    **common,
+                    "source_table_full_name": source,
+                    "source_type": "TABLE",
+                    "source_path": None,
+                    "target_table_full_name": target,
+                    "target_type": "TABLE",
+                    "target_path": None,
+                }
+            )
+        if s.key == "daily_revenue":
+            tables.append(
+                {
+                    **common,
+                    "source_table_full_name": None,
+                    "source_type": "PATH",
+                    "source_path": "s3://acme-landing/orders/",
+                    "target_table_full_name": target,
+                    "target_type": "TABLE",
+                    "target_path": None,
+                }
+            )
+            for source_column, target_column in (
+                ("created_at", "order_day"),
+                ("amount", "revenue"),
+            ):
+                columns.append(
+                    {
+                        **common,
+                        "source_table_full_name": "main.raw.orders",
+                        "source_column_name": source_column,
+                        "source_type": "TABLE",
+                        "target_table_full_name": target,
+                        "target_column_name": target_column,
+                        "target_type": "TABLE",
+                    }
+                )
+    _jsonl(HERE / "databricks_query_history" / "table_lineage.jsonl", tables)
+    _jsonl(HERE / "databricks_query_history" / "column_lineage.jsonl", columns)
 
 
 # ---------------------------------------------------------------- Redshift
