@@ -90,14 +90,17 @@ from lineage_udfs.spark.delta import LineageTables  # noqa: E402
 
 tables = LineageTables(spark, settings.sink)
 runs = tables.read("lineage_runs").orderBy("started_at", ascending=False)
-this_run = runs.where(runs.run_id == summary.run_id).collect()
-assert len(this_run) == 1, f"run {summary.run_id} is not in lineage_runs"
-row = this_run[0]
-print(
-    f"rows read {row.rows_read}, relevant {row.rows_relevant}, statements parsed "
-    f"{row.parsed_statements}, table edges {row.table_edges}, column edges {row.column_edges}, "
-    f"quarantined {row.quarantined}; by status {dict(row.by_status)}"
-)
+if not summary.changed:  # a rerun with nothing new leaves no row (and no Delta version)
+    print("nothing new in the input: no table changed, the run left no row in lineage_runs")
+else:
+    this_run = runs.where(runs.run_id == summary.run_id).collect()
+    assert len(this_run) == 1, f"run {summary.run_id} is not in lineage_runs"
+    row = this_run[0]
+    print(
+        f"rows read {row.rows_read}, relevant {row.rows_relevant}, statements parsed "
+        f"{row.parsed_statements}, table edges {row.table_edges}, column edges "
+        f"{row.column_edges}, quarantined {row.quarantined}; by status {dict(row.by_status)}"
+    )
 runs.select("run_id", "started_at", "status", "rows_read", "table_edges", "quarantined").show(
     5, truncate=False
 )
