@@ -81,7 +81,7 @@ def test_spark_submit_without_the_conf_dir_ends_with_one_clear_line(tmp_path: Pa
         "extract failed: Delta Lake (io.delta.tables.DeltaTable) not on the Spark classpath: "
         "start with SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
         f"{DELTA_PACKAGE} (and --repositories, spark.repositories or LINEAGE_MAVEN_REPOSITORIES "
-        "for a repository serving them)"
+        "for a repository serving them) (details: logging.level DEBUG)"
     )
     assert "JavaPackage" not in output and "Traceback" not in output
     assert not (tmp_path / "lineage").exists()  # no table was touched
@@ -137,7 +137,7 @@ def test_the_graph_job_without_the_graphframes_jar_ends_with_one_clear_line(
         "analyze_graph failed: GraphFrames (org.graphframes.GraphFrame) not on the Spark "
         "classpath: start with SPARK_CONF_DIR=conf (conf/spark-defaults.conf), or pass --packages "
         "io.graphframes:graphframes-spark4_2.13:0.11.0 (and --repositories, spark.repositories or "
-        "LINEAGE_MAVEN_REPOSITORIES for a repository serving them)"
+        "LINEAGE_MAVEN_REPOSITORIES for a repository serving them) (details: logging.level DEBUG)"
     ), errors[0]
     assert "JavaPackage" not in output and "Traceback" not in output
     assert not (tmp_path / "lineage").exists()
