@@ -168,6 +168,24 @@ class IncrementalSettings(_Strict):
         return self
 
 
+def _check_location(source: SourceSettings | CatalogSourceSettings, default_query: bool) -> None:
+    """A file source needs a path; a JDBC source a ``jdbc:`` section with a table or a query
+    (unless ``default_query``), and shows its URL without credentials as its path."""
+    if source.format == "jdbc":
+        if source.jdbc is None:
+            raise ValueError("format jdbc needs a jdbc: section (url, table or query)")
+        if source.jdbc.table and source.jdbc.query:
+            raise ValueError("jdbc takes table or query, not both")
+        if not (source.jdbc.table or source.jdbc.query or default_query):
+            raise ValueError("jdbc needs a table or a query")
+        if not source.path:
+            object.__setattr__(source, "path", source.jdbc.display_url)  # frozen model
+    elif source.jdbc is not None:
+        raise ValueError("a jdbc: section needs format jdbc")
+    elif not source.path:
+        raise ValueError(f"format {source.format} needs a path")
+
+
 class SourceSettings(_Strict):
     """One query log to read and map to the canonical log schema.
 
@@ -221,19 +239,7 @@ class SourceSettings(_Strict):
 
     @model_validator(mode="after")
     def _location(self) -> SourceSettings:
-        if self.format == "jdbc":
-            if self.jdbc is None:
-                raise ValueError("format jdbc needs a jdbc: section (url, table or query)")
-            if self.jdbc.table and self.jdbc.query:
-                raise ValueError("jdbc takes table or query, not both")
-            if not (self.jdbc.table or self.jdbc.query or self.preset in PRESET_JDBC_QUERIES):
-                raise ValueError("jdbc needs a table or a query")
-            if not self.path:
-                object.__setattr__(self, "path", self.jdbc.display_url)  # frozen model
-        elif self.jdbc is not None:
-            raise ValueError("a jdbc: section needs format jdbc")
-        elif not self.path:
-            raise ValueError(f"format {self.format} needs a path")
+        _check_location(self, self.preset in PRESET_JDBC_QUERIES)
         return self
 
     @field_validator("columns", "defaults")
@@ -287,17 +293,7 @@ class CatalogSourceSettings(_Strict):
 
     @model_validator(mode="after")
     def _location(self) -> CatalogSourceSettings:
-        if self.format == "jdbc":
-            if self.jdbc is None:
-                raise ValueError("format jdbc needs a jdbc: section")
-            if self.jdbc.table and self.jdbc.query:
-                raise ValueError("jdbc takes table or query, not both")
-            if not self.path:
-                object.__setattr__(self, "path", self.jdbc.display_url)  # frozen model
-        elif self.jdbc is not None:
-            raise ValueError("a jdbc: section needs format jdbc")
-        elif not self.path:
-            raise ValueError(f"format {self.format} needs a path")
+        _check_location(self, default_query=True)  # information_schema.columns by default
         return self
 
 
