@@ -97,8 +97,9 @@ class GraphResult:
     table_closure: DataFrame
     column_closure: DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
-    """Seconds of the steps computed (materialized) inside ``analyze``: components, cycles,
-    lineage_nodes, table_closure; the other tables are computed when they are written."""
+    """Seconds of the steps computed inside ``analyze``: components, cycles, lineage_nodes,
+    table_closure, lineage_paths, column_closure (the hops of the paths and closures are
+    materialized as they go; each table's last join runs when it is written)."""
 
 
 def _cut(df: DataFrame, options: GraphOptions) -> DataFrame:
@@ -586,15 +587,19 @@ def analyze(
         "truncated",
     )
     lap("table_closure")
+    paths = root_to_leaf_paths(keyed, nodes, options)
+    lap("lineage_paths")
     scoped_columns = column_lineage.join(
         scoped.select(F.col("id").alias("target_table")), "target_table"
     )
+    columns = column_closure(scoped_columns, scoped, options)
+    lap("column_closure")
     result = GraphResult(
         components=signatures,
         nodes=nodes,
-        paths=root_to_leaf_paths(keyed, nodes, options),
+        paths=paths,
         table_closure=closure,
-        column_closure=column_closure(scoped_columns, scoped, options),
+        column_closure=columns,
         seconds=seconds,
     )
     return result, stale

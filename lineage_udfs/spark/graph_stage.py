@@ -61,9 +61,8 @@ class GraphSummary:
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)
-    """Seconds per step: computing components, cycles, nodes and the table closure, then
-    writing each table (``write:<table>``; the paths and the column closure are computed
-    while they are written)."""
+    """Seconds per step: computing components, cycles, nodes, the table closure, the paths and
+    the column closure, then writing each table (``write:<table>``)."""
 
 
 def graph_options(settings: GraphSettings) -> GraphOptions:
