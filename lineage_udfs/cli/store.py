@@ -22,8 +22,11 @@ TABLES: tuple[str, ...] = (
     "column_closure",
     "graph_components",
     "openlineage_emissions",
+    "source_state",
+    "catalog_columns",
 )
-"""Every table the job writes (``lineage_udfs.spark.schemas.TABLE_SCHEMAS``, without Spark)."""
+"""Every table the job writes (the names of ``lineage_udfs.spark.schemas.TABLES``, without
+Spark), in the same order."""
 
 Row = dict[str, Any]
 

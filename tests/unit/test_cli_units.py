@@ -92,3 +92,10 @@ def test_dot_and_html_carry_names_labels_and_the_focus() -> None:
     page = to_html(graph, "<b>t</b>")
     assert "&lt;b&gt;t&lt;/b&gt;" in page and "<script src" not in page
     assert "sourceMappingURL" not in page
+
+
+def test_the_command_knows_every_table_the_job_writes() -> None:
+    from lineage_udfs.cli.store import TABLES as CLI_TABLES
+    from lineage_udfs.spark.schemas import TABLES
+
+    assert CLI_TABLES == tuple(TABLES)
