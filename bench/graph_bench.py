@@ -323,6 +323,8 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
                 "spark.sql.autoBroadcastJoinThreshold": "-1",
                 "spark.sql.adaptive.enabled": "true",
                 "spark.ui.enabled": "false",
+                # the stage runs with the job's default heap; a comparison alone gets more
+                **({"spark.driver.memory": "3g"} if args.compare_only else {}),
             },
         )
     )
