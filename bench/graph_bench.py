@@ -231,13 +231,27 @@ def networkx_outputs(data: Path, out: Path, max_depth: int, path_cap: int, cap: 
     anys = {k: sorted(v) for k, v in any_succ.items()}
     directs = {k: sorted(v) for k, v in direct_succ.items()}
     del any_succ, direct_succ, cl
-    writer = None
+    schema = pa.schema(
+        [
+            ("component_id", pa.string()),
+            ("ancestor_table", pa.string()),
+            ("ancestor_column", pa.string()),
+            ("descendant_table", pa.string()),
+            ("descendant_column", pa.string()),
+            ("min_distance", pa.int64()),
+            ("direct_min_distance", pa.int64()),
+            ("truncated", pa.bool_()),
+        ]
+    )
+    # row groups of ~100k rows: one per ancestor column would be hundreds of thousands of
+    # row groups, whose footer alone exhausts a Spark task's heap when the file is read back
+    writer = pq.ParquetWriter(out / "column_closure.parquet", schema)
     count = 0
+    batch: list[dict] = []
     for src in sorted(anys):
         direct = {d: (k, t) for _, d, k, t in _capped_closure(directs, iter([src]), max_depth, cap)}
         direct_cut = any(t for _, t in direct.values())
         table_of = src.split(SEP)[0]
-        batch = []
         for _, d, k, t in _capped_closure(anys, iter([src]), max_depth, cap):
             dt, dc = d.split(SEP)
             batch.append(
@@ -252,27 +266,13 @@ def networkx_outputs(data: Path, out: Path, max_depth: int, path_cap: int, cap: 
                     "truncated": t or direct_cut,
                 }
             )
-        if batch:
-            table = pa.Table.from_pylist(
-                batch,
-                schema=pa.schema(
-                    [
-                        ("component_id", pa.string()),
-                        ("ancestor_table", pa.string()),
-                        ("ancestor_column", pa.string()),
-                        ("descendant_table", pa.string()),
-                        ("descendant_column", pa.string()),
-                        ("min_distance", pa.int64()),
-                        ("direct_min_distance", pa.int64()),
-                        ("truncated", pa.bool_()),
-                    ]
-                ),
-            )
-            writer = writer or pq.ParquetWriter(out / "column_closure.parquet", table.schema)
-            writer.write_table(table)
+        if len(batch) >= 100_000:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             count += len(batch)
-    if writer is not None:
-        writer.close()
+            batch = []
+    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    count += len(batch)
+    writer.close()
     seconds["column_closure"] = time.perf_counter() - clock
     counts["column_closure"] = count
     comp_rows = [{"component_id": c, "node_count": n} for c, n in sizes.items()]
