@@ -14,6 +14,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import reduce
 from pathlib import Path
@@ -47,6 +48,8 @@ COMPACT_FILES = 64
 that wrote it: about every 60 small runs, one OPTIMIZE commit."""
 COMPACT_CHECK_EVERY = 10
 """The file count is checked on versions that are a multiple of this."""
+ENSURE_THREADS = 8
+"""Tables ``LineageTables.ensure_all`` creates at once."""
 _DELETE_FLAG = "_delete"
 
 
@@ -80,10 +83,15 @@ class LineageTables:
         name, path = self.location(table)
         return name if name else f"delta.`{path}`"
 
-    def ensure_all(self) -> None:
-        """Create every missing table with its declared schema and comments."""
-        for table in TABLES:
-            self.ensure(table)
+    def ensure_all(self, tables: Iterable[str] | None = None) -> None:
+        """Create every missing table of ``tables`` (default: all of them) with its declared
+        schema and comments. The tables are independent and a CREATE is mostly the driver
+        writing the first commit, so ENSURE_THREADS of them are created at once (one after the
+        other, creating a new warehouse's tables took most of its first run's setup)."""
+        names = list(TABLES if tables is None else tables)
+        with ThreadPoolExecutor(max_workers=max(1, min(ENSURE_THREADS, len(names)))) as pool:
+            for _ in pool.map(self.ensure, names):  # re-raises the first failure
+                pass
 
     def ensure(self, table: str) -> None:
         """Create ``table`` if it does not exist (declared schema, table and column comments,
@@ -104,8 +112,7 @@ class LineageTables:
             )
         for key, value in spec.properties.items():
             builder = builder.property(key, value)
-        builder.comment(spec.comment).execute()
-        self.ensure_properties(table)
+        builder.comment(spec.comment).execute()  # with every declared property
 
     def exists(self, table: str) -> bool:
         """Whether ``table`` exists (catalog table) or has a Delta log at its path."""
@@ -174,13 +181,23 @@ class LineageTables:
         frame = reader.table(name) if name else reader.load(path)  # type: ignore[arg-type]
         return frame.select(*TABLES[table].columns, "_change_type", "_commit_version")
 
-    def append(self, table: str, rows: DataFrame, *, merge_schema: bool = False) -> None:
+    def append(
+        self,
+        table: str,
+        rows: DataFrame,
+        *,
+        merge_schema: bool = False,
+        metadata: str | None = None,
+    ) -> None:
         """Append rows (``lineage_runs``: one row per run by design; the graph tables: the rows
-        of recomputed components). ``merge_schema`` adds declared columns the table lacks."""
+        of recomputed components). ``merge_schema`` adds declared columns the table lacks;
+        ``metadata`` is the commit's userMetadata."""
         name, path = self.location(table)
         writer = rows.select(*TABLES[table].columns).write.format("delta").mode("append")
         if merge_schema:
             writer = writer.option("mergeSchema", "true")
+        if metadata is not None:
+            writer = writer.option("userMetadata", metadata)
         if name:
             writer.saveAsTable(name)
         else:

@@ -19,10 +19,13 @@ measured sizes.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import reduce
+from typing import Any
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -40,6 +43,7 @@ from lineage_udfs.spark.catalog import (
 )
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
+    LineageTables,
     annotate_edge_kind,
     current_lineage_rows,
     dict_to_map,
@@ -178,7 +182,12 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
         with ctx.stage("parse"):
             parsed = _parse(ctx, batch, inputs.catalog)
         with ctx.stage("write"):
-            _write(ctx, rows, batch, parsed)
+            if _already_stored(ctx, rows, batch):
+                ctx.summary.stored_already = True
+                logger.info("every row of the batch is stored already: no MERGE needed")
+                _tally_outcomes(ctx, batch.fingerprints)
+            else:
+                _write(ctx, rows, batch, parsed)
     return versions
 
 
@@ -283,14 +292,20 @@ def _parse(ctx: RunContext, batch: _Batch, catalog: Catalog | None) -> DataFrame
 
 def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -> None:
     """Merge the batch into every lineage table; count the batch's outcomes."""
-    tables, summary, fps = ctx.tables, ctx.summary, batch.fingerprints
+    tables, fps = ctx.tables, batch.fingerprints
     merge_upsert(tables, "queries", batch.relevant.select(*QUERIES.columns))
     stats = fingerprint_stats(tables.read("queries").join(fps, FINGERPRINT, "left_semi"))
     _merge_parsed_statements(ctx, parsed, stats, fps)
     _merge_lineage(ctx, fps)
     _merge_quarantine(ctx, rows, fps)
+    _tally_outcomes(ctx, fps)
+
+
+def _tally_outcomes(ctx: RunContext, fps: DataFrame) -> None:
+    """The batch's statements by status, parser and error kind (from parsed_statements)."""
+    summary = ctx.summary
     outcomes = (
-        tables.read("parsed_statements")
+        ctx.tables.read("parsed_statements")
         .join(fps, FINGERPRINT, "left_semi")
         .groupBy("status", "parser", "error_kind")
         .count()
@@ -301,6 +316,70 @@ def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -
     summary.by_error_kind = _tally(
         [r for r in outcomes if r["error_kind"] is not None], "error_kind"
     )
+
+
+_RUN_KEY, _VERSIONS_KEY = "lineage_run", "fact_table_versions"
+"""Keys of the userMetadata of a run's ``lineage_runs`` commit: the run, and the versions of
+the fact tables when it ended."""
+
+
+def _last_recorded_run(tables: LineageTables) -> dict[str, Any] | None:
+    """The userMetadata of the newest run recorded in ``lineage_runs`` (None: none, or
+    recorded without one)."""
+    for commit in tables.delta_table("lineage_runs").history(5).collect():
+        if commit["operation"] in ("OPTIMIZE", "SET TBLPROPERTIES"):
+            continue
+        try:
+            marker = json.loads(commit["userMetadata"] or "")
+        except ValueError:
+            return None
+        return marker if isinstance(marker, dict) and _RUN_KEY in marker else None
+    return None
+
+
+def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
+    """Whether the write stage would change nothing, checked at a fraction of its cost.
+
+    True when nothing was parsed anew, the newest run recorded in ``lineage_runs`` succeeded
+    on an input with the same identities (``input_fingerprint``) under the same settings, no
+    fact table was written since it ended (the versions it recorded are the current ones),
+    every query row of the batch is stored with equal values and every load failure is
+    quarantined. The tables are then exactly as that run's MERGEs left them on this input, and
+    MERGEing the same batch again would change no row. Crash recovery holds: a run that died
+    between two MERGEs either wrote a fact table (the versions differ) or recorded a failed
+    run; both make the next run MERGE everything. A run that changes nothing records nothing,
+    so a rerun of a rerun still finds the run that wrote the tables.
+    """
+    summary = ctx.summary
+    if summary.parsed_statements:
+        return False
+    recorded = _last_recorded_run(ctx.tables)
+    if recorded is None or recorded.get(_VERSIONS_KEY) != _versions(ctx):
+        return False
+    run = (
+        ctx.tables.read("lineage_runs")
+        .where(F.col("run_id") == recorded[_RUN_KEY])
+        .select("status", "input_fingerprint", "config_json")
+        .first()
+    )
+    if (
+        run is None
+        or run["status"] != "succeeded"
+        or run["input_fingerprint"] != summary.input_fingerprint
+        or run["config_json"] != settings_json(ctx.settings)
+    ):
+        return False
+    stored = ctx.tables.read("queries")
+    batch_rows = batch.relevant.select(*QUERIES.columns)
+    same = reduce(
+        lambda a, b: a & b,
+        [batch_rows[c].eqNullSafe(stored[c]) for c in QUERIES.columns],
+    )
+    if not batch_rows.join(stored, same, "left_anti").isEmpty():
+        return False
+    quarantined = ctx.tables.read("quarantine").select("quarantine_id")
+    load = _load_quarantine(rows).select("quarantine_id")
+    return load.join(quarantined, "quarantine_id", "left_anti").isEmpty()
 
 
 def _parse_partitions(spark: SparkSession, statements: int) -> int:
@@ -437,10 +516,7 @@ def _merge_quarantine(ctx: RunContext, rows: DataFrame, batch_fps: DataFrame) ->
     from this run's UDF output), so a run that stopped after parsing is completed by the next.
     """
     tables, summary = ctx.tables, ctx.summary
-    load = load_failures(rows).withColumn(
-        "quarantine_id",
-        F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
-    )
+    load = _load_quarantine(rows)
     status = F.col("status")
     failed = (
         tables.read("parsed_statements")
@@ -479,6 +555,14 @@ def _merge_quarantine(ctx: RunContext, rows: DataFrame, batch_fps: DataFrame) ->
     summary.quarantined_new = metrics.get("numTargetRowsInserted", 0)
 
 
+def _load_quarantine(rows: DataFrame) -> DataFrame:
+    """The load failures of ``rows`` as quarantine rows with their deterministic ids."""
+    return load_failures(rows).withColumn(
+        "quarantine_id",
+        F.sha2(F.concat_ws("\x1f", F.lit("load"), F.col("source_file"), F.col("query_id")), 256),
+    )
+
+
 def _record_run(ctx: RunContext) -> None:
     """Append this run's row to lineage_runs (best effort when the run itself failed)."""
     tables, summary = ctx.tables, ctx.summary
@@ -503,7 +587,8 @@ def _record_run(ctx: RunContext) -> None:
             dict_to_map(summary.stage_seconds).cast("map<string,double>").alias("stage_seconds"),
             F.lit(summary.status).alias("status"),
         )
-        tables.append("lineage_runs", row)
+        marker = {_RUN_KEY: summary.run_id, _VERSIONS_KEY: _versions(ctx)}
+        tables.append("lineage_runs", row, metadata=json.dumps(marker, sort_keys=True))
     except Exception:
         if summary.status == "succeeded":
             raise

@@ -182,8 +182,7 @@ def run_graph_stage(
     started = time.perf_counter()
     if settings.checkpoint_dir:
         tables.spark.sparkContext.setCheckpointDir(settings.checkpoint_dir)
-    for table in (*GRAPH_TABLES, COMPONENTS_TABLE):
-        tables.ensure(table)
+    tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
     versions = _input_versions(tables)
     stored = None if full_refresh else _stored_state(tables)
     if stored is not None and stored[_STATE_KEY] == versions:

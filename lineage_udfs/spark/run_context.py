@@ -54,6 +54,9 @@ class RunSummary:
     changed: bool = True
     """False when the run found nothing new: no table changed and the run left no row in
     ``lineage_runs`` (a rerun on the same input adds no Delta version anywhere)."""
+    stored_already: bool = False
+    """True when the write stage found every row of the batch stored by a finished run and
+    skipped its MERGEs."""
 
     def describe(self) -> str:
         """Multi-line human summary for the driver log."""

@@ -3,12 +3,16 @@ a run commits at most once per table (extract → graph → emit in one session,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
-from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings, load_settings
+from lineage_udfs.spark import extraction
 from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.pipeline import run_extract
 from lineage_udfs.spark.schemas import TABLES
 
@@ -62,8 +66,65 @@ def test_rerun_with_nothing_new_adds_no_delta_version(spark: SparkSession, tmp_p
 
     second = run_extract(spark, settings)
     assert second.run.status == "succeeded" and not second.run.changed
-    assert second.run.parsed_statements == 0
+    assert second.run.parsed_statements == 0 and second.run.stored_already
     assert second.graph is not None and second.graph.components_recomputed == 0
     assert second.emit is not None and second.emit.counts.rows == 0
     assert _versions(tables) == after_first
     assert (tmp_path / "events.jsonl").read_text() == events
+
+
+def _log(path: Path, days: range) -> None:
+    rows = [
+        {
+            "query_id": f"q{n}",
+            "query_text": f"INSERT INTO mart.daily_{n} SELECT o.id, o.amount FROM raw.orders o"
+            f" WHERE o.day = '2026-03-{n:02d}'",
+            "dialect": "spark",
+            "start_time": f"2026-03-{n:02d}T01:00:00Z",
+        }
+        for n in days
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
+    out = {}
+    for table in ("queries", "parsed_statements", "table_lineage", "column_lineage"):
+        frame = tables.read(table).drop("parse_ms", "run_id")
+        out[table] = sorted(repr(r) for r in frame.collect())
+    return out
+
+
+def test_a_rerun_after_a_crash_between_merges_writes_again(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun with nothing new skips the MERGEs only when the tables are as a finished run
+    left them: after a run that died between two MERGEs, the same input is written again."""
+    logs = tmp_path / "log.jsonl"
+    source = SourceSettings(name="etl", format="jsonl", path=str(logs))
+    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "w")))
+    tables = LineageTables(spark, settings.sink)
+    _log(logs, range(1, 4))
+    assert extract(spark, settings).changed
+
+    _log(logs, range(1, 6))  # two new statements; the run dies after parsed_statements
+    with monkeypatch.context() as patch:
+
+        def crash(*args: object) -> None:
+            raise RuntimeError("crash before the lineage MERGEs")
+
+        patch.setattr(extraction, "_merge_lineage", crash)
+        with pytest.raises(RuntimeError, match="crash before"):
+            extract(spark, settings)
+
+    again = extract(spark, settings)  # nothing to parse, every query row stored
+    assert again.parsed_statements == 0 and not again.stored_already
+    assert again.table_edges_written > 0
+
+    clean = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "clean")))
+    extract(spark, settings.model_copy(update={"sink": clean.sink}))
+    assert _snapshot(tables) == _snapshot(clean)
+
+    last = extract(spark, settings)  # now nothing is new: the MERGEs are skipped
+    assert last.stored_already and not last.changed
+    assert _snapshot(tables) == _snapshot(clean)

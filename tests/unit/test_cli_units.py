@@ -98,4 +98,4 @@ def test_the_command_knows_every_table_the_job_writes() -> None:
     from lineage_udfs.cli.store import TABLES as CLI_TABLES
     from lineage_udfs.spark.schemas import TABLES
 
-    assert CLI_TABLES == tuple(TABLES)
+    assert tuple(TABLES) == CLI_TABLES
