@@ -131,8 +131,10 @@ class LineageTables:
         wanted = TABLES[table].properties
         if not wanted:
             return
-        detail = self.delta_table(table).detail().select("properties").first()
-        current: Mapping[str, str] = (detail["properties"] if detail else None) or {}
+        # SHOW TBLPROPERTIES reads the table's metadata only; detail() also reconstructs its
+        # file list (a Spark job per table, every run)
+        shown = self.spark.sql(f"SHOW TBLPROPERTIES {self._identifier(table)}").collect()
+        current: Mapping[str, str] = {r["key"]: r["value"] for r in shown}
         missing = {k: v for k, v in wanted.items() if current.get(k, "").lower() != v.lower()}
         if not missing:
             return
