@@ -5,7 +5,8 @@
     spark-submit jobs/analyze_graph.py --path raw.orders reports.daily_revenue
 
 Writes lineage_nodes, lineage_paths, table_closure, column_closure and graph_components;
-only components whose edges changed since the last run are recomputed unless --full-refresh.
+only the rows a changed edge can affect since the last run are recomputed unless --full-refresh
+(docs/graph.md, "Incremental runs").
 ``--path FROM TO`` writes nothing: it prints every shortest path from table FROM to table TO
 (GraphFrames BFS over table_lineage).
 """

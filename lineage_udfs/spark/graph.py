@@ -1,7 +1,6 @@
 """Graph analytics over the lineage edge tables: nodes, components, paths and impact closures.
 
-GraphFrames computes what it has an algorithm for; the rest is DataFrame code partitioned by
-connected component:
+GraphFrames computes what it has an algorithm for; the rest is DataFrame code:
 
 * **Vertex ids**: table names are mapped once to long ids (``vertex_ids``). GraphFrames'
   algorithms run on those (under Spark 4's ANSI mode some of them fail on string ids), and
@@ -17,17 +16,24 @@ connected component:
 * **Closures** (``table_closure``, ``column_closure``): GraphFrames has no all-pairs closure
   (``bfs`` joins one set to another, ``shortestPaths`` keeps a map of every landmark on every
   vertex); this is semi-naive transitive closure, one join per hop with only the *new* pairs
-  of the previous hop as the frontier, the component id in every join key. Bounded by
-  ``max_depth`` hops and by ``max_closure_per_node`` descendants per ancestor (nearest first,
-  then by name): an ancestor with more has its rows flagged ``truncated``. A hub read by half
-  the warehouse would otherwise make the closure quadratic.
-* **Root-to-leaf paths**: bounded breadth-first expansion of simple paths from every root,
-  cycle-safe (a path never revisits a node), with at most ``max_paths_per_root`` live paths
-  per root per hop; capped or depth-cut paths carry ``truncated = true``. (GraphFrames has no
-  simple-path enumeration.)
-* **Incremental runs**: each component has a signature (a hash of its sorted edges). Only
-  components whose signature is new are recomputed; rows of vanished or changed components
-  are replaced. A full recompute gives the same tables (tested).
+  of the previous hop as the frontier. Bounded by ``max_depth`` hops and by
+  ``max_closure_per_node`` descendants per ancestor (nearest first, then by name): an ancestor
+  with more has its rows flagged ``truncated``. A hub read by half the warehouse would
+  otherwise make the closure quadratic. The first hop can be restricted to some sources: their
+  rows are exactly their rows of the whole closure.
+* **Root-to-leaf paths**: bounded breadth-first expansion of simple paths from every root (or
+  from some roots), cycle-safe (a path never revisits a node), with at most
+  ``max_paths_per_root`` live paths per root per hop; capped or depth-cut paths carry
+  ``truncated = true``. (GraphFrames has no simple-path enumeration.)
+* **Incremental runs** (``previous``: the edges the last run was computed from, and its stored
+  components and nodes): the changed table and column edges are diffed, and a reverse bounded
+  BFS from their sources finds the ancestors whose closure rows can change (within
+  ``max_depth - 1`` hops) and the roots whose paths can change (within ``max_depth`` hops of
+  an end of a changed edge); only those are recomputed, over the whole new edge sets
+  (``incremental_scope`` says why exactly these). Components are recomputed whole (cheap);
+  cycles and ``lineage_nodes`` for the components whose signature (a hash of their sorted
+  edges) is new. Rows kept whose node changed component get the new component id. The result
+  equals a full recompute's (tested on random edit sequences).
 
 This module is the only one that knows the vertex/edge column names ``id``/``src``/``dst``.
 """
@@ -100,6 +106,9 @@ class GraphResult:
     """Seconds of the steps computed inside ``analyze``: components, cycles, lineage_nodes,
     table_closure, lineage_paths, column_closure (the hops of the paths and closures are
     materialized as they go; each table's last join runs when it is written)."""
+    recomputed: dict[str, int] = field(default_factory=dict)
+    """How many keys were recomputed: ``table_closure`` and ``column_closure`` sources
+    (ancestors), ``lineage_paths`` roots (candidates: nodes that may be roots)."""
 
 
 def _cut(df: DataFrame, options: GraphOptions) -> DataFrame:
@@ -246,33 +255,37 @@ def component_signatures(table_lineage: DataFrame, components: DataFrame) -> Dat
     return per_edges.join(sizes, "component_id")
 
 
-def _closure(edges: DataFrame, options: GraphOptions) -> DataFrame:
-    """Semi-naive closure of ``(component_id, src, dst)`` edges.
+def _closure(
+    edges: DataFrame, options: GraphOptions, sources: DataFrame | None = None
+) -> DataFrame:
+    """Semi-naive closure of ``(src, dst)`` edges, from every source or from ``sources``.
 
-    Returns ``(component_id, src, dst, distance, truncated)`` with ``src != dst``: for each
-    ``src`` the nodes within ``max_depth`` hops at their fewest hops, at most
-    ``max_closure_per_node`` of them (nearest first, then by name); ``truncated`` marks every
-    row of a ``src`` that had more.
+    Returns ``(src, dst, distance, truncated)`` with ``src != dst``: for each ``src`` (every
+    node with an out-edge, or the ``(src)`` rows of ``sources``) the nodes within
+    ``max_depth`` hops at their fewest hops, at most ``max_closure_per_node`` of them (nearest
+    first, then by name); ``truncated`` marks every row of a ``src`` that had more. A source's
+    rows depend on the edges it reaches only: restricting the first hop to ``sources`` gives
+    exactly their rows of the whole closure.
     """
     cap = options.max_closure_per_node
-    step = _cut(edges.select("component_id", "src", "dst").distinct(), options)
+    step = _cut(edges.select("src", "dst").distinct(), options)
+    first = step
+    if sources is not None:
+        first = step.join(sources.select("src").distinct(), "src", "left_semi")
     reach: DataFrame | None = None
     counts: DataFrame | None = None  # (src, reached, capped): sources that reached anything
-    frontier = step.select("component_id", "src", F.col("dst").alias("mid")).where(F.lit(False))
+    frontier = step.select("src", F.col("dst").alias("mid")).where(F.lit(False))
     for depth in range(1, options.max_depth + 1):
         if depth == 1:
-            candidates = step
+            candidates = first
         else:
-            candidates = frontier.join(
-                step.select("component_id", F.col("src").alias("mid"), "dst"),
-                ["component_id", "mid"],
-            ).select("component_id", "src", "dst")
+            candidates = frontier.join(step.select(F.col("src").alias("mid"), "dst"), "mid").select(
+                "src", "dst"
+            )
         candidates = candidates.where(F.col("src") != F.col("dst")).distinct()
         if reach is not None and counts is not None:
             candidates = candidates.join(
-                reach.select("component_id", "src", "dst"),
-                ["component_id", "src", "dst"],
-                "left_anti",
+                reach.select("src", "dst"), ["src", "dst"], "left_anti"
             ).join(counts.select("src", "reached"), "src", "left")
         else:
             candidates = candidates.withColumn("reached", F.lit(None).cast("long"))
@@ -281,7 +294,7 @@ def _closure(edges: DataFrame, options: GraphOptions) -> DataFrame:
         ).withColumn("room", F.lit(cap) - F.coalesce("reached", F.lit(0)))
         ranked = _cut(ranked, options)
         new = ranked.where(F.col("rank") <= F.col("room")).select(
-            "component_id", "src", "dst", F.lit(depth).alias("distance")
+            "src", "dst", F.lit(depth).alias("distance")
         )
         hop_counts = ranked.groupBy("src").agg(
             F.count(F.when(F.col("rank") <= F.col("room"), 1)).alias("added"),
@@ -310,18 +323,14 @@ def _closure(edges: DataFrame, options: GraphOptions) -> DataFrame:
         reach = new if reach is None else reach.unionByName(new)
         # sources that filled their cap stop expanding
         frontier = new.join(counts.where("NOT capped").select("src"), "src").select(
-            "component_id", "src", F.col("dst").alias("mid")
+            "src", F.col("dst").alias("mid")
         )
     if reach is None or counts is None:
         return step.select(
-            "component_id",
-            "src",
-            "dst",
-            F.lit(1).alias("distance"),
-            F.lit(False).alias("truncated"),
+            "src", "dst", F.lit(1).alias("distance"), F.lit(False).alias("truncated")
         ).where(F.lit(False))
     return reach.join(counts.select("src", F.col("capped").alias("truncated")), "src").select(
-        "component_id", "src", "dst", "distance", "truncated"
+        "src", "dst", "distance", "truncated"
     )
 
 
@@ -359,16 +368,23 @@ def nodes_of(
     )
 
 
-def root_to_leaf_paths(edges: DataFrame, nodes: DataFrame, options: GraphOptions) -> DataFrame:
-    """Simple paths from every root to a leaf, at most ``max_depth`` edges long.
+def root_to_leaf_paths(
+    edges: DataFrame, nodes: DataFrame, options: GraphOptions, roots: DataFrame | None = None
+) -> DataFrame:
+    """Simple paths from every root (or every root among the ``(root)`` rows of ``roots``) to
+    a leaf, at most ``max_depth`` edges long.
 
+    ``nodes`` has ``node``, ``is_root``, ``is_leaf`` and ``component_id`` for every node.
     Returns ``(component_id, root, leaf, path, depth, truncated)``. A path that cannot go on
     because every successor is already on it (a cycle) ends where it stands. A path still
     able to go on at ``max_depth`` hops, or from a root whose live paths were capped at some
     hop, has ``truncated = true``.
     """
     proper = _cut(edges.where(F.col("src") != F.col("dst")).select("src", "dst"), options)
-    live = nodes.where("is_root AND NOT is_leaf").select(
+    starts = nodes.where("is_root AND NOT is_leaf")
+    if roots is not None:
+        starts = starts.join(roots.select(F.col("root").alias("node")), "node", "left_semi")
+    live = starts.select(
         "component_id",
         F.col("node").alias("root"),
         F.array(F.col("node")).alias("path"),
@@ -443,64 +459,250 @@ def root_to_leaf_paths(edges: DataFrame, nodes: DataFrame, options: GraphOptions
 # --- column graph --------------------------------------------------------------------------
 
 
-def column_closure(
-    column_lineage: DataFrame, components: DataFrame, options: GraphOptions
-) -> DataFrame:
-    """Column-level closure with DIRECT-only and any-edge reachability told apart.
+_SEP = "\u0001"
+"""Column refs are one string: table SEP column (no table or column name holds it)."""
 
-    Returns ``(component_id, ancestor_table, ancestor_column, descendant_table,
-    descendant_column, min_distance, direct_min_distance, truncated)``;
-    ``direct_min_distance`` is null when the descendant is reachable only through some INDIRECT
-    edge (or, on a ``truncated`` ancestor, when the DIRECT-only closure was cut before it).
-    Column edges are keyed by the table component of their target table.
-    """
+
+def column_edges_of(column_lineage: DataFrame) -> DataFrame:
+    """Distinct column edges ``(src, dst, is_direct)``, ``src``/``dst`` being column refs."""
     _require(
         column_lineage,
         ("source_table", "source_column", "target_table", "target_column", "transformation_type"),
         "column_lineage",
     )
-    sep = "\u0001"  # column refs as one string: table SEP column (no table or column holds it)
 
     def ref(table: str, column: str) -> Column:
-        return F.concat_ws(sep, F.col(table), F.col(column))
+        return F.concat_ws(_SEP, F.col(table), F.col(column))
 
-    keyed = (
-        column_lineage.select(
-            ref("source_table", "source_column").alias("src"),
-            ref("target_table", "target_column").alias("dst"),
-            (F.col("transformation_type") == DIRECT).alias("is_direct"),
-            "target_table",
-        )
-        .join(components.withColumnRenamed("id", "target_table"), "target_table", "left")
-        .withColumn("component_id", F.coalesce("component_id", "target_table"))
-        .drop("target_table")
-    )
-    keyed = _cut(keyed, options)
-    any_reach = _closure(keyed, options).withColumnRenamed("distance", "min_distance")
-    direct_reach = _closure(keyed.where("is_direct"), options)
+    return column_lineage.select(
+        ref("source_table", "source_column").alias("src"),
+        ref("target_table", "target_column").alias("dst"),
+        (F.col("transformation_type") == DIRECT).alias("is_direct"),
+    ).distinct()
+
+
+def _ref_table(ref: str) -> Column:
+    return F.split(F.col(ref), _SEP).getItem(0)
+
+
+def column_closure(
+    column_lineage: DataFrame,
+    components: DataFrame,
+    options: GraphOptions,
+    sources: DataFrame | None = None,
+) -> DataFrame:
+    """Column-level closure with DIRECT-only and any-edge reachability told apart.
+
+    Returns ``(component_id, ancestor_table, ancestor_column, descendant_table,
+    descendant_column, min_distance, direct_min_distance, truncated)`` for every ancestor
+    column, or for the ancestor column refs in the ``(src)`` rows of ``sources``;
+    ``direct_min_distance`` is null when the descendant is reachable only through some INDIRECT
+    edge (or, on a ``truncated`` ancestor, when the DIRECT-only closure was cut before it).
+    A row's ``component_id`` is the table component of its ancestor table (the ancestor table's
+    own name when no table edge touches it); the closure follows column edges wherever they
+    lead.
+    """
+    edges = _cut(column_edges_of(column_lineage), options)
+    any_reach = _closure(edges, options, sources).withColumnRenamed("distance", "min_distance")
+    direct_reach = _closure(edges.where("is_direct"), options, sources)
     direct_capped = direct_reach.where("truncated").select("src").distinct()
     both = (
         any_reach.join(
-            direct_reach.select(
-                "component_id", "src", "dst", F.col("distance").alias("direct_min_distance")
-            ),
-            ["component_id", "src", "dst"],
+            direct_reach.select("src", "dst", F.col("distance").alias("direct_min_distance")),
+            ["src", "dst"],
             "left",
         )
         .join(direct_capped.select("src", F.lit(True).alias("direct_capped")), "src", "left")
         .withColumn("truncated", F.col("truncated") | F.coalesce("direct_capped", F.lit(False)))
+        .withColumn("ancestor_table", _ref_table("src"))
+        .join(components.withColumnRenamed("id", "ancestor_table"), "ancestor_table", "left")
     )
-    src_parts = F.split(F.col("src"), sep)
-    dst_parts = F.split(F.col("dst"), sep)
+    src_parts = F.split(F.col("src"), _SEP)
+    dst_parts = F.split(F.col("dst"), _SEP)
     return both.select(
-        "component_id",
-        src_parts.getItem(0).alias("ancestor_table"),
+        F.coalesce("component_id", "ancestor_table").alias("component_id"),
+        "ancestor_table",
         src_parts.getItem(1).alias("ancestor_column"),
         dst_parts.getItem(0).alias("descendant_table"),
         dst_parts.getItem(1).alias("descendant_column"),
         "min_distance",
         "direct_min_distance",
         "truncated",
+    )
+
+
+# --- incremental scope ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousRun:
+    """What the last run was computed from, and what it stored.
+
+    Attributes:
+        table_lineage: the table edges as of the last run (``source_table``, ``target_table``,
+            ``edge_kind``).
+        column_lineage: the column edges as of the last run.
+        components: the stored ``graph_components`` (``component_id``, ``signature``).
+        nodes: the stored ``lineage_nodes`` (``node``, ``component_id``).
+    """
+
+    table_lineage: DataFrame
+    column_lineage: DataFrame
+    components: DataFrame
+    nodes: DataFrame
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The stored rows an incremental result replaces, per table.
+
+    Attributes:
+        components: ``(component_id)``: ``lineage_nodes`` rows of these components (changed,
+            new or gone) are replaced by the result's.
+        closure_sources: ``(ancestor)``: ``table_closure`` rows of these ancestors.
+        column_sources: ``(ancestor_table, ancestor_column)``: ``column_closure`` rows.
+        path_roots: ``(root)``: ``lineage_paths`` rows of these roots.
+        relabelled: ``(node, component_id)``: nodes whose component id changed, with the new
+            one; stored rows keyed by them and not replaced keep their values with this id.
+    """
+
+    components: DataFrame
+    closure_sources: DataFrame
+    column_sources: DataFrame
+    path_roots: DataFrame
+    relabelled: DataFrame
+
+
+def _changed_edges(old: DataFrame, new: DataFrame, options: GraphOptions) -> DataFrame:
+    """Rows in one of ``old`` and ``new`` but not the other (both distinct)."""
+    return _cut(old.subtract(new).unionByName(new.subtract(old)), options)
+
+
+def upstream_within(
+    edges: DataFrame, seeds: DataFrame, hops: dict[str, int], options: GraphOptions
+) -> DataFrame:
+    """Reverse bounded breadth-first search: ``(node, tag)`` for every node that reaches a seed
+    of ``tag`` within ``hops[tag]`` hops over the ``(src, dst)`` edges (the seeds included).
+
+    One join per hop with only the previous hop's new nodes as the frontier: cheap while the
+    seeds' upstream is small, however large the graph.
+    """
+    reached = _cut(seeds.select("node", "tag").distinct(), options)
+    frontier = reached
+    reverse = edges.select(F.col("dst").alias("node"), F.col("src").alias("up")).distinct()
+    for hop in range(1, max(hops.values(), default=0) + 1):
+        live = [tag for tag, budget in hops.items() if budget >= hop]
+        found = (
+            frontier.where(F.col("tag").isin(live))
+            .join(reverse, "node")
+            .select(F.col("up").alias("node"), "tag")
+            .distinct()
+            .join(reached, ["node", "tag"], "left_anti")
+        )
+        found = _cut(found, options)
+        if found.isEmpty():
+            break
+        reached = _cut(reached.unionByName(found), options)
+        frontier = found
+    return reached
+
+
+def incremental_scope(
+    previous: PreviousRun,
+    table_lineage: DataFrame,
+    column_lineage: DataFrame,
+    components: DataFrame,
+    stale: DataFrame,
+    options: GraphOptions,
+) -> Scope:
+    """Which stored rows can differ from a full refresh's after the edges changed from
+    ``previous``'s to these.
+
+    A closure row ``(a, d, distance, truncated)`` is a function of ``a``'s ball: the nodes ``a``
+    reaches within ``max_depth`` hops, each at its fewest hops (the cap keeps the nearest of
+    them, then by name, and flags ``a`` when the ball holds more; a source stops expanding at
+    the hop that fills its cap, having kept every node of the previous hops, so the kept set is
+    still decided by the ball alone). Removing or adding the edge ``(u, v)`` changes a hop
+    count within ``max_depth`` only along a walk ``a -> ... -> u -> v`` whose prefix to ``u``
+    has at most ``max_depth - 1`` hops, in the old graph (removal) or the new one (addition).
+    So the affected ancestors are the changed edges' sources plus every node that reaches one
+    of them within ``max_depth - 1`` hops in the union of the old and new edges (a superset of
+    either graph's); every other ancestor's ball, hence its capped rows and its ``truncated``
+    flag, is unchanged. The same holds for column edges (an edge whose DIRECT flag changes is
+    one removed and one added).
+
+    A root-to-leaf path of at most ``max_depth`` edges changes when an edge on it changes, or
+    when its last node's leaf status or a node's root status changes (its out- or in-edges
+    changed): every such node is an end of a changed edge and lies within ``max_depth`` hops
+    of the root. So the roots to recompute are the nodes that reach an end of a changed edge
+    within ``max_depth`` hops (union graph), the ends themselves included (a node that became
+    or stopped being a root).
+
+    Component ids: rows outside these scopes keep their values but must carry the component
+    id a full refresh gives; ``relabelled`` lists the nodes whose id changed (components
+    merged or split).
+    """
+    triples = ("source_table", "target_table", "edge_kind")
+
+    def table_triples(frame: DataFrame) -> DataFrame:
+        return (
+            frame.select(*triples)
+            .where(F.col("source_table").isNotNull() & F.col("target_table").isNotNull())
+            .distinct()
+        )
+
+    changed = _changed_edges(
+        table_triples(previous.table_lineage), table_triples(table_lineage), options
+    ).select(F.col("source_table").alias("src"), F.col("target_table").alias("dst"))
+    both = table_edges_of(previous.table_lineage).unionByName(table_edges_of(table_lineage))
+    seeds = (
+        changed.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
+        .unionByName(changed.select(F.col("src").alias("node"), F.lit("paths").alias("tag")))
+        .unionByName(changed.select(F.col("dst").alias("node"), F.lit("paths").alias("tag")))
+    )
+    reached = upstream_within(
+        both.distinct(),
+        seeds,
+        {"closure": options.max_depth - 1, "paths": options.max_depth},
+        options,
+    )
+    closure_sources = _cut(
+        reached.where("tag = 'closure'").select(F.col("node").alias("ancestor")), options
+    )
+    path_roots = _cut(reached.where("tag = 'paths'").select(F.col("node").alias("root")), options)
+
+    old_columns = column_edges_of(previous.column_lineage)
+    new_columns = column_edges_of(column_lineage)
+    changed_columns = _changed_edges(old_columns, new_columns, options)
+    column_seeds = changed_columns.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
+    column_reached = upstream_within(
+        old_columns.select("src", "dst").unionByName(new_columns.select("src", "dst")),
+        column_seeds,
+        {"closure": options.max_depth - 1},
+        options,
+    )
+    parts = F.split(F.col("node"), _SEP)
+    column_sources = _cut(
+        column_reached.select(
+            parts.getItem(0).alias("ancestor_table"), parts.getItem(1).alias("ancestor_column")
+        ),
+        options,
+    )
+
+    was = previous.nodes.select("node", F.col("component_id").alias("was"))
+    now = components.select(F.col("id").alias("node"), F.col("component_id").alias("now"))
+    relabelled = _cut(
+        was.join(now, "node", "full")
+        .where(~F.coalesce("was", "node").eqNullSafe(F.coalesce("now", "node")))
+        .select("node", F.coalesce("now", "node").alias("component_id")),
+        options,
+    )
+    return Scope(
+        components=stale,
+        closure_sources=closure_sources,
+        column_sources=column_sources,
+        path_roots=path_roots,
+        relabelled=relabelled,
     )
 
 
@@ -525,26 +727,44 @@ def _node_kinds(table_lineage: DataFrame) -> DataFrame:
     )
 
 
+def node_flags(edges: DataFrame, components: DataFrame) -> DataFrame:
+    """``(node, is_root, is_leaf, component_id)`` of every node (self-loops do not count)."""
+    proper = edges.where(F.col("src") != F.col("dst"))
+    has_out = proper.select(F.col("src").alias("id"), F.lit(True).alias("has_out")).distinct()
+    has_in = proper.select(F.col("dst").alias("id"), F.lit(True).alias("has_in")).distinct()
+    return (
+        components.join(has_out, "id", "left")
+        .join(has_in, "id", "left")
+        .select(
+            F.col("id").alias("node"),
+            F.col("has_in").isNull().alias("is_root"),
+            F.col("has_out").isNull().alias("is_leaf"),
+            "component_id",
+        )
+    )
+
+
 def analyze(
     table_lineage: DataFrame,
     column_lineage: DataFrame,
     options: GraphOptions,
     *,
-    previous_components: DataFrame | None = None,
-) -> tuple[GraphResult, DataFrame]:
-    """Compute the analytics tables for the components that changed since the last run.
+    previous: PreviousRun | None = None,
+) -> tuple[GraphResult, Scope | None]:
+    """Compute the analytics tables, all of them or what changed since ``previous``.
 
     Args:
         table_lineage: rows with ``source_table``, ``target_table``, ``edge_kind``.
         column_lineage: rows with source/target table and column and ``transformation_type``.
         options: algorithm knobs.
-        previous_components: the ``components`` table of the last run (``component_id``,
-            ``signature``), or None for a full recompute.
+        previous: the last run's input and stored state, or None for a full recompute.
 
     Returns:
-        The tables restricted to changed components (``components`` covers all of them) and
-        ``(component_id)`` of every component whose stored rows must be replaced: changed,
-        new, or gone since the last run.
+        The tables (``components`` covers every component) and, for an incremental run, the
+        ``Scope`` of stored rows they replace: ``lineage_nodes`` of the components whose
+        signature is new (changed, merged, split or new), the closures of the ancestors a
+        changed edge can affect (``incremental_scope``) and the paths of the roots it can
+        affect. None for a full recompute (the tables are complete).
     """
     require_graphframes(table_lineage.sparkSession)
     seconds: dict[str, float] = {}
@@ -561,13 +781,17 @@ def analyze(
     ids = vertex_ids(edges, options)
     components = _cut(connected_components(edges, ids, options), options)
     signatures = _cut(component_signatures(table_lineage, components), options)
+    previous_components = previous.components if previous is not None else None
     changed = _cut(changed_components(signatures, previous_components), options)
-    stale = changed
-    if previous_components is not None:
-        gone = previous_components.select("component_id").join(
+    scope: Scope | None = None
+    if previous is not None:
+        gone = previous.components.select("component_id").join(
             signatures.select("component_id"), "component_id", "left_anti"
         )
         stale = _cut(changed.union(gone).distinct(), options)
+        scope = incremental_scope(
+            previous, table_lineage, column_lineage, components, stale, options
+        )
     lap("components")
     scoped = components.join(changed, "component_id")
     keyed = _cut(edges.join(scoped.withColumnRenamed("id", "src"), "src"), options)
@@ -579,7 +803,15 @@ def analyze(
         options,
     )
     lap("lineage_nodes")
-    closure = _cut(_closure(keyed, options), options).select(
+    closure_sources = None
+    if scope is not None:
+        closure_sources = scope.closure_sources.select(F.col("ancestor").alias("src"))
+    closure = _cut(
+        _closure(edges, options, closure_sources).join(
+            components.withColumnRenamed("id", "src"), "src"
+        ),
+        options,
+    ).select(
         "component_id",
         F.col("src").alias("ancestor"),
         F.col("dst").alias("descendant"),
@@ -587,14 +819,31 @@ def analyze(
         "truncated",
     )
     lap("table_closure")
-    paths = root_to_leaf_paths(keyed, nodes, options)
+    flags = node_flags(edges, components)
+    roots = scope.path_roots if scope is not None else None
+    paths = root_to_leaf_paths(edges, flags, options, roots)
     lap("lineage_paths")
-    scoped_columns = column_lineage.join(
-        scoped.select(F.col("id").alias("target_table")), "target_table"
-    )
-    columns = column_closure(scoped_columns, scoped, options)
+    column_sources = None
+    if scope is not None:
+        column_sources = scope.column_sources.select(
+            F.concat_ws(_SEP, "ancestor_table", "ancestor_column").alias("src")
+        )
+    columns = column_closure(column_lineage, components, options, column_sources)
     lap("column_closure")
+    if scope is not None:
+        recomputed = {
+            "table_closure": scope.closure_sources.count(),
+            "column_closure": scope.column_sources.count(),
+            "lineage_paths": scope.path_roots.count(),
+        }
+    else:
+        recomputed = {
+            "table_closure": edges.select("src").distinct().count(),
+            "column_closure": column_edges_of(column_lineage).select("src").distinct().count(),
+            "lineage_paths": flags.where("is_root AND NOT is_leaf").count(),
+        }
     result = GraphResult(
+        recomputed=recomputed,
         components=signatures,
         nodes=nodes,
         paths=paths,
@@ -602,7 +851,7 @@ def analyze(
         column_closure=columns,
         seconds=seconds,
     )
-    return result, stale
+    return result, scope
 
 
 def changed_components(current: DataFrame, previous: DataFrame | None) -> DataFrame:

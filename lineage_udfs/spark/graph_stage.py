@@ -1,15 +1,24 @@
 """The graph stage: Delta edge tables → analytics (``lineage_udfs.spark.graph``) → Delta.
 
-Incremental by default: only components whose edge set changed since the last run are
-recomputed; their old rows are deleted and the new ones appended, and the component
-signatures are written last, so a run that dies halfway is simply redone by the next one.
+Incremental by default. The components table's commit records the edge tables' versions (and
+ids) the stored analytics were computed from, and the analytics tables' versions after the
+run. The next run reads the edges of those versions by Delta time travel, diffs them with the
+current ones and recomputes only the rows a changed edge can affect (``graph.incremental_scope``:
+the closures of the ancestors within reach of a changed edge, the paths of the roots within
+reach, ``lineage_nodes`` of the components whose edges changed, and the component id of rows
+whose component merged or split). It falls back to a full refresh, with one INFO line, when
+the recorded state is missing, the last run did not finish (an analytics table moved on since
+the recorded version), an edge table was replaced, or time travel fails (versions vacuumed).
 ``full_refresh`` recomputes everything.
 
-A run whose input did not change returns at once: the components table's commit records the
-edge tables' versions and a digest of the edges the graph is built from. Same versions: nothing
-is read; other versions but the same digest (a run that only updated usage stats): only the
-digest is computed. Either way nothing is written. Each analytics table gets at most one
-commit per run (one MERGE deletes the changed components' rows and inserts their new ones).
+Each analytics table gets at most one commit per run: one MERGE deletes the stored rows that
+differ from the recomputed ones and inserts the new ones; a table whose rows did not change
+gets none. The components table is written last, so a run that dies halfway is detected and
+redone in full by the next one.
+
+A run whose input did not change returns at once: same edge table versions: nothing is read;
+other versions but the same digest of the edges (a run that only updated usage stats): only
+the digest is computed. Either way nothing is written.
 """
 
 from __future__ import annotations
@@ -20,12 +29,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.graph import GraphOptions, GraphResult, analyze
+from lineage_udfs.spark.graph import GraphOptions, GraphResult, PreviousRun, Scope, analyze
 from lineage_udfs.spark.schemas import TABLES
 
 logger = logging.getLogger(__name__)
@@ -58,6 +69,13 @@ class GraphSummary:
 
     components: int = 0
     components_recomputed: int = 0
+    closure_sources_recomputed: int = 0
+    """Ancestor tables whose ``table_closure`` rows were recomputed (all on a full refresh)."""
+    column_sources_recomputed: int = 0
+    """Ancestor columns whose ``column_closure`` rows were recomputed."""
+    path_roots_recomputed: int = 0
+    """Nodes whose ``lineage_paths`` were recomputed (as roots)."""
+    full_refresh: bool = False
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)
@@ -76,27 +94,65 @@ def graph_options(settings: GraphSettings) -> GraphOptions:
     )
 
 
-def _replace_components(
-    tables: LineageTables, table: str, rows: DataFrame, stale: DataFrame
+def _keyed(rows: DataFrame, keys: DataFrame, key: list[str], how: str) -> DataFrame:
+    """``rows`` joined with the distinct ``keys`` on the ``key`` columns, nulls equal to
+    nulls (a column ref may have no column name); keeps the non-key columns of ``keys``."""
+    right = keys.distinct().select(*[F.col(c).alias(f"_k_{c}") for c in keys.columns])
+    condition = None
+    for c in key:
+        term = rows[c].eqNullSafe(right[f"_k_{c}"])
+        condition = term if condition is None else condition & term
+    joined = rows.join(right, condition, how)
+    if how in ("left_semi", "left_anti"):
+        return joined
+    extra = [F.col(f"_k_{c}").alias(c) for c in keys.columns if c not in key]
+    return joined.select(*rows.columns, *extra)
+
+
+def _write_changes(
+    tables: LineageTables,
+    table: str,
+    rows: DataFrame,
+    replaced: DataFrame,
+    relabelled: DataFrame | None = None,
 ) -> int:
-    """Delete the rows of ``stale`` components and insert the recomputed ``rows``, in one
-    MERGE (one commit); returns the rows inserted."""
-    columns = TABLES[table].columns
-    markers = stale.select("component_id").distinct()
-    source = rows.select(*columns, F.lit(False).alias(_DELETE_FLAG)).unionByName(
-        markers.select(
-            *[
-                F.col(c) if c == "component_id" else F.lit(None).cast(t).alias(c)
-                for c, t in ((f.name, f.dataType) for f in TABLES[table].schema)
-            ],
-            F.lit(True).alias(_DELETE_FLAG),
+    """Bring the stored rows of ``table`` in line with a partial recompute, in one MERGE (one
+    commit; none when nothing differs); returns the rows inserted.
+
+    ``rows`` are the recomputed rows of the keys in ``replaced`` (a frame of some of the
+    table's columns): the stored rows of those keys are replaced by them. ``relabelled``
+    (``(<key>, component_id)``, a key column and the new id) moves the other stored rows of
+    those keys to that component. Only rows that differ are deleted and inserted.
+    """
+    spec = TABLES[table]
+    columns = spec.columns
+    stored = tables.read(table)
+    key = replaced.columns
+    old = _keyed(stored, replaced, key, "left_semi")
+    new = rows.select(*columns).localCheckpoint()  # read twice below
+    if relabelled is not None:
+        moved = relabelled.columns[0]
+        moving = _keyed(
+            _keyed(stored, relabelled, [moved], "left_semi"), replaced, key, "left_anti"
         )
+        old = old.unionByName(moving)
+        new = new.unionByName(
+            _keyed(moving.drop("component_id"), relabelled, [moved], "inner").select(*columns)
+        )
+    source = (
+        old.subtract(new)
+        .withColumn(_DELETE_FLAG, F.lit(True))
+        .unionByName(new.subtract(old).withColumn(_DELETE_FLAG, F.lit(False)))
+        .localCheckpoint()
     )
+    if source.isEmpty():
+        return 0
+    matches = " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in spec.keys)
     version = tables.latest_version(table)
     (
         tables.delta_table(table)
         .alias("t")
-        .merge(source.alias("s"), f"t.component_id = s.component_id AND s.{_DELETE_FLAG}")
+        .merge(source.alias("s"), f"{matches} AND s.{_DELETE_FLAG}")
         .withSchemaEvolution()  # a table written before a column was added to its schema
         .whenMatchedDelete()
         .whenNotMatchedInsert(
@@ -168,6 +224,57 @@ def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
     return None
 
 
+def _table_id(tables: LineageTables, table: str) -> str:
+    """The Delta table id: a new one when the table is dropped and created again."""
+    row = tables.delta_table(table).detail().select("id").first()
+    return str(row["id"]) if row else ""
+
+
+def _previous_run(
+    tables: LineageTables, state: dict[str, Any] | None, options: GraphOptions
+) -> PreviousRun | None:
+    """What the last run was computed from and stored, or None (with one INFO line saying
+    why) when the next run must be a full refresh."""
+    components = tables.read(COMPONENTS_TABLE)
+    if components.isEmpty():
+        return None  # first run: nothing to be incremental against
+    why = None
+    if state is None or "outputs" not in state or "input_ids" not in state:
+        why = "no recorded input state"
+    elif any(tables.latest_version(t) != v for t, v in state["outputs"].items()):
+        why = "an analytics table changed after the last graph run (it did not finish)"
+    elif any(_table_id(tables, t) != i for t, i in state["input_ids"].items()):
+        why = "an edge table was replaced since the last graph run"
+    if why is not None:
+        logger.info("graph: full refresh: %s", why)
+        return None
+    assert state is not None  # for mypy: why is set otherwise
+    versions = state[_STATE_KEY]
+    try:
+        old = {}
+        for table, columns in GRAPH_INPUTS.items():
+            frame = tables.read(table, version=int(versions[table])).select(*columns).distinct()
+            old[table] = (
+                frame.checkpoint() if options.reliable_checkpoints else frame.localCheckpoint()
+            )
+    except (PySparkException, Py4JJavaError) as exc:
+        text = str(exc.java_exception) if isinstance(exc, Py4JJavaError) else str(exc)
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        logger.info(
+            "graph: full refresh: the edges of the last graph run (versions %s) cannot be read "
+            "back: %s",
+            versions,
+            first[:300],
+        )
+        return None
+    return PreviousRun(
+        table_lineage=old["table_lineage"],
+        column_lineage=old["column_lineage"],
+        components=components,
+        nodes=tables.read("lineage_nodes").select("node", "component_id"),
+    )
+
+
 def _unchanged(state: dict[str, Any], started: float, why: str) -> GraphSummary:
     summary = GraphSummary(components=int(state.get("components", 0)))
     summary.seconds = time.perf_counter() - started
@@ -175,11 +282,37 @@ def _unchanged(state: dict[str, Any], started: float, why: str) -> GraphSummary:
     return summary
 
 
+def _incremental_writes(
+    result: GraphResult, scope: Scope
+) -> dict[str, tuple[DataFrame, DataFrame, DataFrame | None]]:
+    """Per analytics table: (recomputed rows, keys they replace, relabelled keys)."""
+    moved = scope.relabelled
+    return {
+        "lineage_nodes": (result.nodes, scope.components, None),
+        "lineage_paths": (
+            result.paths,
+            scope.path_roots,
+            moved.withColumnRenamed("node", "root"),
+        ),
+        "table_closure": (
+            result.table_closure,
+            scope.closure_sources,
+            moved.withColumnRenamed("node", "ancestor"),
+        ),
+        "column_closure": (
+            result.column_closure,
+            scope.column_sources,
+            moved.withColumnRenamed("node", "ancestor_table"),
+        ),
+    }
+
+
 def run_graph_stage(
     tables: LineageTables, settings: GraphSettings, *, full_refresh: bool = False
 ) -> GraphSummary:
     """Recompute the analytics tables from ``table_lineage`` and ``column_lineage``."""
     started = time.perf_counter()
+    options = graph_options(settings)
     if settings.checkpoint_dir:
         tables.spark.sparkContext.setCheckpointDir(settings.checkpoint_dir)
     tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
@@ -190,50 +323,66 @@ def run_graph_stage(
     digest = _input_digest(tables)
     if stored is not None and stored.get("digest") == digest:
         return _unchanged(stored, started, "same edges")
-    previous = None if full_refresh else tables.read(COMPONENTS_TABLE)
-    if previous is not None and previous.isEmpty():
-        full_refresh, previous = True, None  # first run, or nothing to be incremental against
-    result: GraphResult
-    result, stale = analyze(
+    previous = None if full_refresh else _previous_run(tables, stored, options)
+    result, scope = analyze(
         tables.read("table_lineage"),
         tables.read("column_lineage"),
-        graph_options(settings),
-        previous_components=previous,
+        options,
+        previous=previous,
     )
-    summary = GraphSummary()
-    outputs = {
+    summary = GraphSummary(full_refresh=scope is None)
+    summary.step_seconds.update(result.seconds)
+    full = {
         "lineage_nodes": result.nodes,
         "lineage_paths": result.paths,
         "table_closure": result.table_closure,
         "column_closure": result.column_closure,
     }
-    summary.step_seconds.update(result.seconds)
-    if full_refresh or not stale.isEmpty():
-        for table, rows in outputs.items():
-            clock = time.perf_counter()
-            summary.rows_written[table] = (
-                _overwrite(tables, table, rows)
-                if full_refresh
-                else _replace_components(tables, table, rows, stale)
-            )
-            summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
-    # signatures last: a run that dies before this point is redone in full by the next one
+    partial = _incremental_writes(result, scope) if scope is not None else {}
+    for table in GRAPH_TABLES:
+        clock = time.perf_counter()
+        if table in partial:
+            rows, replaced, relabelled = partial[table]
+            summary.rows_written[table] = _write_changes(tables, table, rows, replaced, relabelled)
+        else:
+            summary.rows_written[table] = _overwrite(tables, table, full[table])
+        summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
+    for table in GRAPH_TABLES:
+        tables.compact(table)
+    # the state last: a run that dies before this point leaves an analytics table newer than
+    # the recorded version, and the next run is a full refresh
     components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
     components = components.localCheckpoint()
     summary.components = components.count()
-    state = {_STATE_KEY: versions, "digest": digest, "components": summary.components}
+    state = {
+        _STATE_KEY: versions,
+        "digest": digest,
+        "components": summary.components,
+        "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
+        "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},
+    }
     _overwrite(tables, COMPONENTS_TABLE, components, json.dumps(state, sort_keys=True))
-    summary.components_recomputed = stale.join(
-        components.select("component_id"), "component_id"
-    ).count()
-    for table in (*GRAPH_TABLES, COMPONENTS_TABLE):
-        tables.compact(table)
+    tables.compact(COMPONENTS_TABLE)
+    if scope is None:
+        summary.components_recomputed = summary.components
+    else:
+        summary.components_recomputed = scope.components.join(
+            components.select("component_id"), "component_id"
+        ).count()
+    summary.closure_sources_recomputed = result.recomputed.get("table_closure", 0)
+    summary.column_sources_recomputed = result.recomputed.get("column_closure", 0)
+    summary.path_roots_recomputed = result.recomputed.get("lineage_paths", 0)
     summary.seconds = time.perf_counter() - started
     logger.info(
-        "graph: %d components, %d recomputed, rows %s in %.1fs",
+        "graph: %d components, %d recomputed; closure sources recomputed: %d tables, %d columns;"
+        " %d path roots; rows %s in %.1fs%s",
         summary.components,
         summary.components_recomputed,
+        summary.closure_sources_recomputed,
+        summary.column_sources_recomputed,
+        summary.path_roots_recomputed,
         summary.rows_written,
         summary.seconds,
+        " (full refresh)" if summary.full_refresh else "",
     )
     return summary

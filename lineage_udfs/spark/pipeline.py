@@ -126,6 +126,9 @@ def graph_line(summary: GraphSummary) -> str:
     rows = sum(summary.rows_written.values())
     return (
         f"graph: {summary.components} components ({summary.components_recomputed} recomputed),"
+        f" closures of {summary.closure_sources_recomputed} tables and"
+        f" {summary.column_sources_recomputed} columns recomputed"
+        f"{' (full refresh)' if summary.full_refresh else ''},"
         f" {rows} rows written, {summary.seconds:.1f} s"
     )
 

@@ -486,8 +486,8 @@ COLUMN_CLOSURE = _table(
 
 GRAPH_COMPONENTS = _table(
     "graph_components",
-    "One row per connected component: signature of its edges (incremental runs recompute only "
-    "components whose signature changed).",
+    "One row per connected component: signature of its edges (incremental runs recompute the "
+    "nodes of components whose signature changed).",
     ("component_id",),
     [
         ("component_id", StringType()),

@@ -11,7 +11,7 @@ from collections import defaultdict, deque
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_udfs.spark.graph import GraphOptions, analyze, reach_paths
+from lineage_udfs.spark.graph import GraphOptions, PreviousRun, analyze, reach_paths
 
 Edge = tuple[str, str]
 
@@ -229,16 +229,31 @@ def test_column_closure_tells_direct_from_indirect(spark: SparkSession) -> None:
     }
 
 
-def test_incremental_recomputes_only_changed_components(spark: SparkSession) -> None:
+def test_incremental_scope_is_the_bounded_upstream_of_the_change(spark: SparkSession) -> None:
     before = DIAMOND + ISLANDS
     after = [*DIAMOND, *ISLANDS, ("b.three", "b.zz")]  # "b.one" stays the smallest name
-    first, _ = analyze(_tables(spark, before), _no_columns(spark), GraphOptions())
-    previous = first.components
-    second, stale = analyze(
-        _tables(spark, after), _no_columns(spark), GraphOptions(), previous_components=previous
+    options = GraphOptions(max_depth=2)
+    first, _ = analyze(_tables(spark, before), _no_columns(spark), options)
+    previous = PreviousRun(
+        table_lineage=_tables(spark, before),
+        column_lineage=_no_columns(spark),
+        components=first.components,
+        nodes=first.nodes,
     )
-    assert {r["component_id"] for r in stale.collect()} == {"b.one"}
+    second, scope = analyze(_tables(spark, after), _no_columns(spark), options, previous=previous)
+    assert scope is not None
+    assert {r["component_id"] for r in scope.components.collect()} == {"b.one"}
     assert {r["component_id"] for r in second.nodes.collect()} == {"b.one"}
+    # closures: the changed edge's source and what reaches it within max_depth - 1 = 1 hop
+    assert {r["ancestor"] for r in scope.closure_sources.collect()} == {"b.three", "b.two"}
+    assert {r["ancestor"] for r in second.table_closure.collect()} == {"b.three", "b.two"}
+    # paths: what reaches an end of the changed edge within max_depth = 2 hops
+    assert {r["root"] for r in scope.path_roots.collect()} == {"b.zz", "b.three", "b.two", "b.one"}
+    assert {r["root"] for r in second.paths.collect()} == {"b.one"}
+    assert scope.column_sources.isEmpty()
+    # the new node's component id is not its own name: rows keyed by it move (none stored)
+    assert [tuple(r) for r in scope.relabelled.collect()] == [("b.zz", "b.one")]
+    assert second.recomputed == {"table_closure": 2, "column_closure": 0, "lineage_paths": 4}
 
 
 def test_cycle_longer_than_max_depth_is_found(spark: SparkSession) -> None:

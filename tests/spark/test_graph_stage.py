@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+import random
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings, SinkSettings
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.graph_stage import COMPONENTS_TABLE, GRAPH_TABLES, run_graph_stage
+from lineage_udfs.spark.graph import analyze
+from lineage_udfs.spark.graph_stage import (
+    COMPONENTS_TABLE,
+    GRAPH_TABLES,
+    graph_options,
+    run_graph_stage,
+)
 from lineage_udfs.spark.schemas import TABLES
 
 FIRST = [
@@ -42,6 +51,7 @@ def _write_edges(
     tables: LineageTables,
     edges: list[tuple[str, str, str]],
     occurrences: int = 1,
+    columns: list[tuple[str, str, str, str, str]] | None = None,
 ) -> None:
     table_rows = spark.createDataFrame(
         [(s, t, k, "fp", None, "sys", None, None, occurrences) for s, t, k in edges],
@@ -51,7 +61,7 @@ def _write_edges(
     column_rows = spark.createDataFrame(
         [
             (st, sc, tt, tc, ty, "IDENTITY", "query", "fp", None, "sys", None, None, occurrences)
-            for st, sc, tt, tc, ty in COLUMNS
+            for st, sc, tt, tc, ty in (COLUMNS if columns is None else columns)
             if st in nodes and tt in nodes
         ],
         TABLES["column_lineage"].schema,
@@ -154,3 +164,178 @@ def test_graph_stage_with_no_changed_component_writes_nothing(
     assert changed.components_recomputed == 2
     after = _versions(tables)
     assert {name: after[name] - written[name] for name in after} == dict.fromkeys(after, 1)
+
+
+# --- incremental runs against full refreshes ------------------------------------------------
+
+Table = tuple[str, str, str]
+Column = tuple[str, str, str, str, str]
+
+BASE: list[Table] = [
+    ("a.r1", "a.s1", "query"),
+    ("a.r2", "a.s1", "query"),
+    ("a.s1", "a.m1", "query"),
+    ("a.s1", "a.m2", "query"),
+    ("a.m1", "a.v1", "view"),
+    ("a.m2", "a.v1", "view"),
+    ("a.v1", "a.p1", "query"),
+    ("a.p1", "a.q1", "query"),  # a.r1 -> a.q1 is 5 hops: beyond max_depth
+    ("b.r1", "b.s1", "query"),
+    ("b.s1", "b.m1", "query"),
+    ("b.m1", "b.p1", "query"),
+]
+
+
+def _columns_of(edges: list[Table], rng: random.Random) -> list[Column]:
+    """Two or three column edges per table edge, DIRECT or INDIRECT at random."""
+    out = []
+    for s, t, _ in edges:
+        for i in rng.sample(range(4), rng.randint(2, 3)):
+            kind = rng.choice(("DIRECT", "DIRECT", "INDIRECT"))
+            out.append((s, f"c{i}", t, f"c{rng.randrange(4)}", kind))
+    return sorted(set(out))
+
+
+def _random_edge(edges: list[Table], rng: random.Random) -> Table:
+    nodes = sorted({n for s, t, _ in edges for n in (s, t)})
+    return (rng.choice(nodes), rng.choice(nodes), "query")
+
+
+def _edit_sequence(seed: int) -> list[tuple[str, list[Table], list[Column]]]:
+    """Table and column edges after each edit; every step mixes scripted and random edits."""
+    rng = random.Random(seed)
+    edges = list(BASE)
+    columns = _columns_of(edges, rng)
+    steps = [("start", list(edges), list(columns))]
+    # merge the two components (b.r1's component gets a.r1's id), close a cycle, add at random
+    added = [("a.m2", "b.s1", "query"), ("a.q1", "a.s1", "query"), _random_edge(edges, rng)]
+    edges += [e for e in added if e not in edges]
+    columns += _columns_of(added, rng)
+    steps.append(("merge, cycle, add", list(edges), sorted(set(columns))))
+    # column edges only: flip one edge's kind, add one, drop one
+    s, sc, t, tc, kind = columns.pop(rng.randrange(len(columns)))
+    columns.append((s, sc, t, tc, "INDIRECT" if kind == "DIRECT" else "DIRECT"))
+    columns.append(("a.r2", "c9", "a.s1", "c9", "DIRECT"))
+    columns.pop(rng.randrange(len(columns) - 1))
+    steps.append(("columns only", list(edges), sorted(set(columns))))
+    # split again, break the cycle, redefine the view, remove an edge at random
+    dropped = {("a.m2", "b.s1", "query"), ("a.q1", "a.s1", "query"), ("a.m1", "a.v1", "view")}
+    dropped.add(rng.choice([e for e in edges if e not in dropped]))
+    edges = [e for e in edges if e not in dropped] + [("a.s1", "a.v1", "view")]
+    kept = {(s, t) for s, t, _ in edges}
+    columns = [c for c in columns if (c[0], c[2]) in kept] + _columns_of(edges[-1:], rng)
+    steps.append(("split, break cycle, redefine view, remove", edges, sorted(set(columns))))
+    return steps
+
+
+def _like(stored: DataFrame, rows: DataFrame) -> DataFrame:
+    """``rows`` (a few, computed) with the stored table's schema (column comments included)."""
+    return stored.sparkSession.createDataFrame(
+        rows.select(*stored.columns).collect(), stored.schema
+    )
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_incremental_runs_equal_full_refreshes_over_random_edits(
+    spark: SparkSession, tmp_path: Path, assert_frames_equal: Callable[..., None], seed: int
+) -> None:
+    # a small cap and depth, so truncated closures and depth-cut paths occur
+    settings = GraphSettings(max_depth=3, max_paths_per_root=3, max_closure_per_node=3)
+    tables = _tables(spark, tmp_path)
+    truncated = 0
+    for step, edges, columns in _edit_sequence(seed):
+        _write_edges(spark, tables, edges, columns=columns)
+        summary = run_graph_stage(tables, settings)
+        assert summary.full_refresh == (step == "start"), step
+        if step == "start":
+            continue  # a full refresh itself
+        full, _ = analyze(
+            tables.read("table_lineage"), tables.read("column_lineage"), graph_options(settings)
+        )
+        expected = {
+            "lineage_nodes": full.nodes,
+            "lineage_paths": full.paths,
+            "table_closure": full.table_closure,
+            "column_closure": full.column_closure,
+            COMPONENTS_TABLE: full.components,
+        }
+        for name, rows in expected.items():
+            stored = _read(tables, name)
+            assert_frames_equal(stored, _like(stored, rows))
+        truncated += full.table_closure.where("truncated").count()
+        if step == "columns only":
+            assert summary.closure_sources_recomputed == 0
+            assert summary.components_recomputed == 0
+            assert summary.column_sources_recomputed > 0
+    assert truncated > 0
+
+
+def test_a_leaf_change_recomputes_its_ancestors_and_columns_alone_update_column_closure(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    tables = _tables(spark, tmp_path)
+    settings = GraphSettings()
+    _write_edges(spark, tables, FIRST)
+    first = run_graph_stage(tables, settings)
+    assert first.full_refresh and first.closure_sources_recomputed == 7  # every source
+
+    # a new edge under the leaf rpt.daily: its ancestors (and itself) alone, not the events
+    _write_edges(spark, tables, [*FIRST, ("rpt.daily", "rpt.monthly", "query")])
+    leaf = run_graph_stage(tables, settings)
+    assert not leaf.full_refresh
+    ancestors = {"rpt.daily", "mart.sales", "stg.orders", "stg.customers"}
+    assert leaf.closure_sources_recomputed == len(ancestors | {"raw.orders", "raw.customers"})
+    assert leaf.components_recomputed == 1
+    downstream = _read(tables, "table_closure").where("descendant = 'rpt.monthly'")
+    assert {r["ancestor"] for r in downstream.collect()} == ancestors | {
+        "raw.orders",
+        "raw.customers",
+    }
+
+    # column edges only: one commit to column_closure, none to the other tables
+    written = _versions(tables)
+    extra = ("raw.customers", "id", "stg.customers", "customer_id", "DIRECT")
+    _write_edges(
+        spark, tables, [*FIRST, ("rpt.daily", "rpt.monthly", "query")], columns=[*COLUMNS, extra]
+    )
+    columns_only = run_graph_stage(tables, settings)
+    assert (columns_only.closure_sources_recomputed, columns_only.column_sources_recomputed) == (
+        0,
+        1,
+    )
+    after = _versions(tables)
+    assert {n for n in after if after[n] != written[n]} == {"column_closure", COMPONENTS_TABLE}
+    new = _read(tables, "column_closure").where("ancestor_column = 'id'").collect()
+    assert [
+        (r["ancestor_table"], r["descendant_column"], r["direct_min_distance"]) for r in new
+    ] == [("raw.customers", "customer_id", 1)]
+
+
+def test_unreadable_previous_edges_fall_back_to_a_full_refresh(
+    spark: SparkSession,
+    tmp_path: Path,
+    assert_frames_equal: Callable[..., None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tables = _tables(spark, tmp_path)
+    settings = GraphSettings()
+    _write_edges(spark, tables, FIRST)
+    run_graph_stage(tables, settings)
+    _write_edges(spark, tables, SECOND)
+    # the files of the version the last run read are vacuumed away
+    check = "spark.databricks.delta.retentionDurationCheck.enabled"
+    spark.conf.set(check, "false")
+    try:
+        tables.delta_table("table_lineage").vacuum(0)
+    finally:
+        spark.conf.unset(check)
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+        summary = run_graph_stage(tables, settings)
+    assert summary.full_refresh
+    lines = [r.getMessage() for r in caplog.records if "graph: full refresh" in r.getMessage()]
+    assert len(lines) == 1 and "cannot be read back" in lines[0], lines
+    full, _ = analyze(
+        tables.read("table_lineage"), tables.read("column_lineage"), graph_options(settings)
+    )
+    stored = _read(tables, "table_closure")
+    assert_frames_equal(stored, _like(stored, full.table_closure))
