@@ -130,11 +130,12 @@ def extract(
         raise
     finally:
         ctx.release()
-        if ctx.summary.status == "succeeded" and versions == _versions(ctx):
+        current = _versions(ctx) if ctx.summary.status == "succeeded" else None
+        if current is not None and versions == current:
             ctx.summary.changed = False  # nothing new: no table gets a new version
             logger.info("nothing new in the input: no lineage table changed, run not recorded")
         else:
-            _record_run(ctx)
+            _record_run(ctx, current)
             if ctx.summary.status == "succeeded":
                 for table in (*FACT_TABLES, "lineage_runs"):
                     ctx.tables.compact(table)
@@ -563,8 +564,9 @@ def _load_quarantine(rows: DataFrame) -> DataFrame:
     )
 
 
-def _record_run(ctx: RunContext) -> None:
-    """Append this run's row to lineage_runs (best effort when the run itself failed)."""
+def _record_run(ctx: RunContext, fact_versions: dict[str, int] | None = None) -> None:
+    """Append this run's row to lineage_runs (best effort when the run itself failed), its
+    commit marked with the fact tables' versions (``fact_versions``, read when None)."""
     tables, summary = ctx.tables, ctx.summary
     try:
         tables.ensure("lineage_runs")
@@ -587,7 +589,8 @@ def _record_run(ctx: RunContext) -> None:
             dict_to_map(summary.stage_seconds).cast("map<string,double>").alias("stage_seconds"),
             F.lit(summary.status).alias("status"),
         )
-        marker = {_RUN_KEY: summary.run_id, _VERSIONS_KEY: _versions(ctx)}
+        versions = fact_versions if fact_versions is not None else _versions(ctx)
+        marker = {_RUN_KEY: summary.run_id, _VERSIONS_KEY: versions}
         tables.append("lineage_runs", row, metadata=json.dumps(marker, sort_keys=True))
     except Exception:
         if summary.status == "succeeded":
