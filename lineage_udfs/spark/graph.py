@@ -40,14 +40,21 @@ This module is the only one that knows the vertex/edge column names ``id``/``src
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from graphframes import GraphFrame
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lineage_udfs.spark.graph_kernels import Csr, Ids, closure, column_closure, root_paths
 from lineage_udfs.spark.session import GRAPHFRAMES, LaunchError, missing_libraries
 
 logger = logging.getLogger(__name__)
@@ -162,10 +169,29 @@ def require_graphframes(spark: SparkSession) -> None:
         )
 
 
-def vertex_ids(edges: DataFrame, options: GraphOptions) -> DataFrame:
-    """``(name, id)``: every node of ``edges`` with a long id, assigned once and materialized."""
-    names = edges.select(F.col("src").alias("name")).union(edges.select("dst")).distinct()
-    return _cut(names.withColumn("id", F.monotonically_increasing_id()), options)
+def dense_ids(names: DataFrame, options: GraphOptions) -> DataFrame:
+    """``(name, id)``: the distinct ``name`` rows numbered ``0..n-1`` in name order (Spark's
+    string order), materialized. GraphFrames runs on these ids, and the driver's arrays are
+    indexed by them, so ordering ids orders names."""
+    ordered = _cut(
+        names.distinct()
+        .orderBy("name")
+        .select(
+            "name",
+            F.spark_partition_id().alias("part"),
+            F.monotonically_increasing_id().alias("position"),
+        ),
+        options,
+    )
+    sizes = sorted((r["part"], r["count"]) for r in ordered.groupBy("part").count().collect())
+    offsets: list[Column] = []
+    total = 0
+    for part, count in sizes:
+        offsets += [F.lit(part), F.lit(total).cast("long")]
+        total += count
+    offset = F.create_map(*offsets)[F.col("part")] if offsets else F.lit(0).cast("long")
+    within = F.col("position") - F.shiftleft(F.col("part").cast("long"), 33)
+    return _cut(ordered.select("name", (offset + within).alias("id")), options)
 
 
 def _long_edges(edges: DataFrame, ids: DataFrame) -> DataFrame:
@@ -255,85 +281,6 @@ def component_signatures(table_lineage: DataFrame, components: DataFrame) -> Dat
     return per_edges.join(sizes, "component_id")
 
 
-def _closure(
-    edges: DataFrame, options: GraphOptions, sources: DataFrame | None = None
-) -> DataFrame:
-    """Semi-naive closure of ``(src, dst)`` edges, from every source or from ``sources``.
-
-    Returns ``(src, dst, distance, truncated)`` with ``src != dst``: for each ``src`` (every
-    node with an out-edge, or the ``(src)`` rows of ``sources``) the nodes within
-    ``max_depth`` hops at their fewest hops, at most ``max_closure_per_node`` of them (nearest
-    first, then by name); ``truncated`` marks every row of a ``src`` that had more. A source's
-    rows depend on the edges it reaches only: restricting the first hop to ``sources`` gives
-    exactly their rows of the whole closure.
-    """
-    cap = options.max_closure_per_node
-    step = _cut(edges.select("src", "dst").distinct(), options)
-    first = step
-    if sources is not None:
-        first = step.join(sources.select("src").distinct(), "src", "left_semi")
-    reach: DataFrame | None = None
-    counts: DataFrame | None = None  # (src, reached, capped): sources that reached anything
-    frontier = step.select("src", F.col("dst").alias("mid")).where(F.lit(False))
-    for depth in range(1, options.max_depth + 1):
-        if depth == 1:
-            candidates = first
-        else:
-            candidates = frontier.join(step.select(F.col("src").alias("mid"), "dst"), "mid").select(
-                "src", "dst"
-            )
-        candidates = candidates.where(F.col("src") != F.col("dst")).distinct()
-        if reach is not None and counts is not None:
-            candidates = candidates.join(
-                reach.select("src", "dst"), ["src", "dst"], "left_anti"
-            ).join(counts.select("src", "reached"), "src", "left")
-        else:
-            candidates = candidates.withColumn("reached", F.lit(None).cast("long"))
-        ranked = candidates.withColumn(
-            "rank", F.row_number().over(Window.partitionBy("src").orderBy("dst"))
-        ).withColumn("room", F.lit(cap) - F.coalesce("reached", F.lit(0)))
-        ranked = _cut(ranked, options)
-        new = ranked.where(F.col("rank") <= F.col("room")).select(
-            "src", "dst", F.lit(depth).alias("distance")
-        )
-        hop_counts = ranked.groupBy("src").agg(
-            F.count(F.when(F.col("rank") <= F.col("room"), 1)).alias("added"),
-            F.max((F.col("rank") > F.col("room")).cast("int")).alias("over"),
-        )
-        if counts is None:
-            counts = hop_counts.select(
-                "src",
-                F.col("added").cast("long").alias("reached"),
-                (F.col("over") == 1).alias("capped"),
-            )
-        else:
-            counts = counts.join(hop_counts, "src", "full").select(
-                "src",
-                (F.coalesce("reached", F.lit(0)) + F.coalesce("added", F.lit(0)))
-                .cast("long")
-                .alias("reached"),
-                (F.coalesce("capped", F.lit(False)) | (F.coalesce("over", F.lit(0)) == 1)).alias(
-                    "capped"
-                ),
-            )
-        counts = _cut(counts, options)
-        if new.isEmpty():
-            break
-        # a union of materialized pieces: the plan stays one scan per hop
-        reach = new if reach is None else reach.unionByName(new)
-        # sources that filled their cap stop expanding
-        frontier = new.join(counts.where("NOT capped").select("src"), "src").select(
-            "src", F.col("dst").alias("mid")
-        )
-    if reach is None or counts is None:
-        return step.select(
-            "src", "dst", F.lit(1).alias("distance"), F.lit(False).alias("truncated")
-        ).where(F.lit(False))
-    return reach.join(counts.select("src", F.col("capped").alias("truncated")), "src").select(
-        "src", "dst", "distance", "truncated"
-    )
-
-
 def nodes_of(
     edges: DataFrame,
     components: DataFrame,
@@ -368,94 +315,6 @@ def nodes_of(
     )
 
 
-def root_to_leaf_paths(
-    edges: DataFrame, nodes: DataFrame, options: GraphOptions, roots: DataFrame | None = None
-) -> DataFrame:
-    """Simple paths from every root (or every root among the ``(root)`` rows of ``roots``) to
-    a leaf, at most ``max_depth`` edges long.
-
-    ``nodes`` has ``node``, ``is_root``, ``is_leaf`` and ``component_id`` for every node.
-    Returns ``(component_id, root, leaf, path, depth, truncated)``. A path that cannot go on
-    because every successor is already on it (a cycle) ends where it stands. A path still
-    able to go on at ``max_depth`` hops, or from a root whose live paths were capped at some
-    hop, has ``truncated = true``.
-    """
-    proper = _cut(edges.where(F.col("src") != F.col("dst")).select("src", "dst"), options)
-    starts = nodes.where("is_root AND NOT is_leaf")
-    if roots is not None:
-        starts = starts.join(roots.select(F.col("root").alias("node")), "node", "left_semi")
-    live = starts.select(
-        "component_id",
-        F.col("node").alias("root"),
-        F.array(F.col("node")).alias("path"),
-        F.col("node").alias("last"),
-    )
-    capped_roots = None
-    done: DataFrame | None = None
-    cap = options.max_paths_per_root
-    for depth in range(1, options.max_depth + 1):
-        extended = (
-            live.join(proper, F.col("last") == F.col("src"))
-            .where(~F.array_contains("path", F.col("dst")))
-            .select(
-                "component_id",
-                "root",
-                F.concat("path", F.array(F.col("dst"))).alias("path"),
-                F.col("dst").alias("last"),
-            )
-        )
-        # paths whose every successor is already on the path stop here (cycle)
-        stuck = live.join(
-            extended.select("root", F.slice("path", 1, depth).alias("path")).distinct(),
-            ["root", "path"],
-            "left_anti",
-        ).where(F.size("path") > 1)
-        ranked = extended.withColumn(
-            "rn", F.row_number().over(Window.partitionBy("root").orderBy("path"))
-        )
-        over_cap = ranked.where(F.col("rn") > cap).select("root").distinct()
-        capped_roots = over_cap if capped_roots is None else capped_roots.union(over_cap).distinct()
-        kept = _cut(ranked.where(F.col("rn") <= cap).drop("rn"), options)
-        is_leaf = nodes.select(F.col("node").alias("last"), "is_leaf")
-        kept = kept.join(is_leaf, "last")
-        finished = kept.where("is_leaf").select(
-            "component_id", "root", "path", F.lit(False).alias("cut")
-        )
-        finished = finished.unionByName(
-            stuck.select("component_id", "root", "path", F.lit(False).alias("cut"))
-        )
-        done = finished if done is None else done.unionByName(finished)
-        live = kept.where("NOT is_leaf").drop("is_leaf")
-        if depth == options.max_depth:
-            done = done.unionByName(
-                live.select("component_id", "root", "path", F.lit(True).alias("cut"))
-            )
-        done = _cut(done, options)
-        if live.isEmpty():
-            break
-    if done is None:  # pragma: no cover - max_depth >= 1 always runs one hop
-        raise RuntimeError("no hop ran")
-    # at most `cap` paths per root in all: the shortest first, then in path order
-    ranked = done.withColumn(
-        "rn", F.row_number().over(Window.partitionBy("root").orderBy(F.size("path"), "path"))
-    )
-    over_cap = ranked.where(F.col("rn") > cap).select("root").distinct()
-    capped_roots = over_cap if capped_roots is None else capped_roots.union(over_cap).distinct()
-    truncated_roots = capped_roots.select("root", F.lit(True).alias("root_capped"))
-    return (
-        ranked.where(F.col("rn") <= cap)
-        .join(truncated_roots, "root", "left")
-        .select(
-            "component_id",
-            "root",
-            F.element_at("path", -1).alias("leaf"),
-            "path",
-            (F.size("path") - 1).alias("depth"),
-            (F.col("cut") | F.coalesce("root_capped", F.lit(False))).alias("truncated"),
-        )
-    )
-
-
 # --- column graph --------------------------------------------------------------------------
 
 
@@ -481,54 +340,245 @@ def column_edges_of(column_lineage: DataFrame) -> DataFrame:
     ).distinct()
 
 
-def _ref_table(ref: str) -> Column:
-    return F.split(F.col(ref), _SEP).getItem(0)
+# --- closures and paths: the graph's arrays on the driver, the kernels in the tasks ---------
 
 
-def column_closure(
-    column_lineage: DataFrame,
-    components: DataFrame,
-    options: GraphOptions,
-    sources: DataFrame | None = None,
-) -> DataFrame:
-    """Column-level closure with DIRECT-only and any-edge reachability told apart.
+CLOSURE_CHUNK = 1024
+"""Sources a task computes together (one kernel call)."""
+PATH_CHUNK = 64
+"""Roots a task computes together (each may hold ``max_paths_per_root`` live paths)."""
+SOURCES_PER_TASK = 50_000
+"""With more sources than this per core, the stage runs more tasks than cores."""
 
-    Returns ``(component_id, ancestor_table, ancestor_column, descendant_table,
-    descendant_column, min_distance, direct_min_distance, truncated)`` for every ancestor
-    column, or for the ancestor column refs in the ``(src)`` rows of ``sources``;
-    ``direct_min_distance`` is null when the descendant is reachable only through some INDIRECT
-    edge (or, on a ``truncated`` ancestor, when the DIRECT-only closure was cut before it).
-    A row's ``component_id`` is the table component of its ancestor table (the ancestor table's
-    own name when no table edge touches it); the closure follows column edges wherever they
-    lead.
+
+@dataclass(frozen=True, slots=True)
+class TableGraph:
+    """The table graph as arrays indexed by dense node id (``dense_ids``).
+
+    Attributes:
+        edges: every distinct edge, self-loops included (closures).
+        proper: the edges without self-loops (paths, roots and leaves).
+        names: node name per id.
+        component: per id, the id of its component's name.
     """
-    edges = _cut(column_edges_of(column_lineage), options)
-    any_reach = _closure(edges, options, sources).withColumnRenamed("distance", "min_distance")
-    direct_reach = _closure(edges.where("is_direct"), options, sources)
-    direct_capped = direct_reach.where("truncated").select("src").distinct()
-    both = (
-        any_reach.join(
-            direct_reach.select("src", "dst", F.col("distance").alias("direct_min_distance")),
-            ["src", "dst"],
-            "left",
+
+    edges: Csr
+    proper: Csr
+    names: pa.Array
+    component: Ids
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnGraph:
+    """The column graph as arrays indexed by dense column-ref id.
+
+    Attributes:
+        edges: every distinct column edge.
+        direct: the DIRECT edges.
+        table: per id, an index into ``tables`` (the ref's table).
+        tables: table names.
+        component: per ``tables`` entry, the table's component id (the table's own name when
+            no table edge touches it).
+        column: per id, the column name (null for a ref with none).
+    """
+
+    edges: Csr
+    direct: Csr
+    table: Ids
+    tables: pa.Array
+    component: pa.Array
+    column: pa.Array
+
+
+def _edge_ids(edges: DataFrame, ids: DataFrame, *extra: str) -> pa.Table:
+    """``edges`` (names in ``src``/``dst``) as ``(s, d, *extra)`` int ids, on the driver."""
+    return (
+        edges.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
+        .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
+        .select(F.col("s").cast("int"), F.col("d").cast("int"), *extra)
+        .toArrow()
+    )
+
+
+def _by_id(table: pa.Table, n: int) -> pa.Table:
+    """The rows of ``table`` (one per id ``0..n-1``) in id order."""
+    if table.num_rows != n:
+        raise RuntimeError(f"expected {n} node rows, got {table.num_rows}")
+    return table.take(pc.sort_indices(table["id"]))
+
+
+def table_graph(edges: DataFrame, ids: DataFrame, components: DataFrame) -> TableGraph:
+    """The arrays of the table graph: ``edges`` ``(src, dst)``, ``ids`` from ``dense_ids``,
+    ``components`` ``(id, component_id)`` (names)."""
+    nodes = _by_id(
+        ids.join(components.withColumnRenamed("id", "name"), "name")
+        .join(
+            ids.select(F.col("name").alias("component_id"), F.col("id").alias("cid")),
+            "component_id",
         )
-        .join(direct_capped.select("src", F.lit(True).alias("direct_capped")), "src", "left")
-        .withColumn("truncated", F.col("truncated") | F.coalesce("direct_capped", F.lit(False)))
-        .withColumn("ancestor_table", _ref_table("src"))
-        .join(components.withColumnRenamed("id", "ancestor_table"), "ancestor_table", "left")
+        .select("id", "name", "cid")
+        .toArrow(),
+        ids.count(),
     )
-    src_parts = F.split(F.col("src"), _SEP)
-    dst_parts = F.split(F.col("dst"), _SEP)
-    return both.select(
-        F.coalesce("component_id", "ancestor_table").alias("component_id"),
-        "ancestor_table",
-        src_parts.getItem(1).alias("ancestor_column"),
-        dst_parts.getItem(0).alias("descendant_table"),
-        dst_parts.getItem(1).alias("descendant_column"),
-        "min_distance",
-        "direct_min_distance",
-        "truncated",
+    n = nodes.num_rows
+    pairs = _edge_ids(edges, ids)
+    src = pairs["s"].to_numpy()
+    dst = pairs["d"].to_numpy()
+    loop = src == dst
+    return TableGraph(
+        edges=Csr.of(src, dst, n),
+        proper=Csr.of(src[~loop], dst[~loop], n),
+        names=nodes["name"].combine_chunks(),
+        component=nodes["cid"].to_numpy(),
     )
+
+
+def column_graph(
+    column_lineage: DataFrame, components: DataFrame, options: GraphOptions
+) -> tuple[ColumnGraph, DataFrame]:
+    """The arrays of the column graph, and its ``(name, id)`` refs (``dense_ids``)."""
+    edges = _cut(column_edges_of(column_lineage), options)
+    ids = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
+    parts = F.split(F.col("name"), _SEP)
+    nodes = _by_id(
+        ids.select(
+            "id", parts.getItem(0).alias("table"), F.get(parts, 1).alias("column")
+        ).toArrow(),
+        ids.count(),
+    )
+    encoded = nodes["table"].combine_chunks().dictionary_encode()
+    tables = encoded.dictionary
+    named = components.select(F.col("id").alias("name"), "component_id").toArrow()
+    at = pc.index_in(tables, value_set=named["name"])
+    component = pc.coalesce(named["component_id"].combine_chunks().take(at), tables)
+    pairs = _edge_ids(edges, ids, "is_direct")
+    src, dst = pairs["s"].to_numpy(), pairs["d"].to_numpy()
+    direct = pairs["is_direct"].to_numpy(zero_copy_only=False)
+    n = nodes.num_rows
+    graph = ColumnGraph(
+        edges=Csr.of(src, dst, n),
+        direct=Csr.of(src[direct], dst[direct], n),
+        table=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+        tables=tables,
+        component=component,
+        column=nodes["column"].combine_chunks(),
+    )
+    return graph, ids
+
+
+def _table_closure_rows(options: GraphOptions, graph: TableGraph, sources: Ids) -> pa.RecordBatch:
+    reach = closure(graph.edges, sources, options.max_depth, options.max_closure_per_node)
+    src = sources[reach.row]
+    return pa.RecordBatch.from_arrays(
+        [
+            graph.names.take(graph.component[src]),
+            graph.names.take(src),
+            graph.names.take(reach.target),
+            pa.array(reach.distance.astype(np.int32)),
+            pa.array(reach.capped[reach.row]),
+        ],
+        names=["component_id", "ancestor", "descendant", "min_distance", "truncated"],
+    )
+
+
+def _path_rows(options: GraphOptions, graph: TableGraph, roots: Ids) -> pa.RecordBatch:
+    found = root_paths(graph.proper, roots, options.max_depth, options.max_paths_per_root)
+    root = roots[found.row]
+    path = pa.ListArray.from_arrays(
+        pa.array(found.offsets.astype(np.int32)), graph.names.take(found.nodes)
+    )
+    return pa.RecordBatch.from_arrays(
+        [
+            graph.names.take(graph.component[root]),
+            graph.names.take(root),
+            graph.names.take(found.nodes[found.offsets[1:] - 1]),
+            path,
+            pa.array((np.diff(found.offsets) - 1).astype(np.int32)),
+            pa.array(found.truncated),
+        ],
+        names=["component_id", "root", "leaf", "path", "depth", "truncated"],
+    )
+
+
+def _column_closure_rows(options: GraphOptions, graph: ColumnGraph, sources: Ids) -> pa.RecordBatch:
+    reach = column_closure(
+        graph.edges, graph.direct, sources, options.max_depth, options.max_closure_per_node
+    )
+    src_table = graph.table[sources[reach.row]]
+    dst_table = graph.table[reach.target]
+    direct = reach.direct_distance.astype(np.int32)
+    return pa.RecordBatch.from_arrays(
+        [
+            graph.component.take(src_table),
+            graph.tables.take(src_table),
+            graph.column.take(sources[reach.row]),
+            graph.tables.take(dst_table),
+            graph.column.take(reach.target),
+            pa.array(reach.distance.astype(np.int32)),
+            pa.array(direct, mask=direct < 0),
+            pa.array(reach.truncated),
+        ],
+        names=[
+            "component_id",
+            "ancestor_table",
+            "ancestor_column",
+            "descendant_table",
+            "descendant_column",
+            "min_distance",
+            "direct_min_distance",
+            "truncated",
+        ],
+    )
+
+
+_TABLE_CLOSURE_SCHEMA = (
+    "component_id string, ancestor string, descendant string, min_distance int, truncated boolean"
+)
+_PATHS_SCHEMA = (
+    "component_id string, root string, leaf string, path array<string>, depth int,"
+    " truncated boolean"
+)
+_COLUMN_CLOSURE_SCHEMA = (
+    "component_id string, ancestor_table string, ancestor_column string,"
+    " descendant_table string, descendant_column string, min_distance int,"
+    " direct_min_distance int, truncated boolean"
+)
+
+
+def _in_tasks(
+    spark: SparkSession,
+    rows_of: Callable[[Any, Ids], pa.RecordBatch],
+    graph: Any,
+    keys: Ids,
+    chunk: int,
+    schema: str,
+) -> DataFrame:
+    """The rows ``rows_of(graph, some keys)`` of every key, computed by Spark tasks: the graph
+    and the keys are broadcast once, each task takes every ``tasks``-th key (hubs spread
+    evenly) and calls ``rows_of`` ``chunk`` keys at a time."""
+    if keys.size == 0:
+        return spark.createDataFrame([], schema)
+    cores = spark.sparkContext.defaultParallelism
+    tasks = min(-(-keys.size // chunk), max(cores, -(-keys.size // SOURCES_PER_TASK)))
+    shared = spark.sparkContext.broadcast((graph, keys))
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        data, todo = shared.value
+        for batch in batches:
+            for task in batch.column(0).to_pylist():
+                mine = todo[task::tasks]
+                for start in range(0, mine.size, chunk):
+                    out = rows_of(data, mine[start : start + chunk])
+                    if out.num_rows:
+                        yield out
+
+    return spark.range(tasks, numPartitions=tasks).mapInArrow(run, schema)
+
+
+def _keys_of(names: DataFrame, ids: DataFrame) -> Ids:
+    """The ids of the ``(name)`` rows that are nodes, sorted."""
+    found = names.distinct().join(ids, "name").select(F.col("id").cast("long")).toArrow()
+    return np.sort(found["id"].to_numpy())
 
 
 # --- incremental scope ---------------------------------------------------------------------
@@ -727,23 +777,6 @@ def _node_kinds(table_lineage: DataFrame) -> DataFrame:
     )
 
 
-def node_flags(edges: DataFrame, components: DataFrame) -> DataFrame:
-    """``(node, is_root, is_leaf, component_id)`` of every node (self-loops do not count)."""
-    proper = edges.where(F.col("src") != F.col("dst"))
-    has_out = proper.select(F.col("src").alias("id"), F.lit(True).alias("has_out")).distinct()
-    has_in = proper.select(F.col("dst").alias("id"), F.lit(True).alias("has_in")).distinct()
-    return (
-        components.join(has_out, "id", "left")
-        .join(has_in, "id", "left")
-        .select(
-            F.col("id").alias("node"),
-            F.col("has_in").isNull().alias("is_root"),
-            F.col("has_out").isNull().alias("is_leaf"),
-            "component_id",
-        )
-    )
-
-
 def analyze(
     table_lineage: DataFrame,
     column_lineage: DataFrame,
@@ -778,7 +811,7 @@ def analyze(
         logger.info("graph step %s: %.1f s", step, seconds[step])
 
     edges = _cut(table_edges_of(table_lineage), options)
-    ids = vertex_ids(edges, options)
+    ids = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
     components = _cut(connected_components(edges, ids, options), options)
     signatures = _cut(component_signatures(table_lineage, components), options)
     previous_components = previous.components if previous is not None else None
@@ -803,33 +836,52 @@ def analyze(
         options,
     )
     lap("lineage_nodes")
-    closure_sources = None
+    spark = table_lineage.sparkSession
+    tables = table_graph(edges, ids, components)
+    lap("table_graph")
     if scope is not None:
-        closure_sources = scope.closure_sources.select(F.col("ancestor").alias("src"))
-    closure = _cut(
-        _closure(edges, options, closure_sources).join(
-            components.withColumnRenamed("id", "src"), "src"
-        ),
-        options,
-    ).select(
-        "component_id",
-        F.col("src").alias("ancestor"),
-        F.col("dst").alias("descendant"),
-        F.col("distance").alias("min_distance"),
-        "truncated",
-    )
-    lap("table_closure")
-    flags = node_flags(edges, components)
-    roots = scope.path_roots if scope is not None else None
-    paths = root_to_leaf_paths(edges, flags, options, roots)
-    lap("lineage_paths")
-    column_sources = None
-    if scope is not None:
-        column_sources = scope.column_sources.select(
-            F.concat_ws(_SEP, "ancestor_table", "ancestor_column").alias("src")
+        closure_sources = _keys_of(
+            scope.closure_sources.select(F.col("ancestor").alias("name")), ids
         )
-    columns = column_closure(column_lineage, components, options, column_sources)
-    lap("column_closure")
+        roots = _keys_of(scope.path_roots.select(F.col("root").alias("name")), ids)
+    else:
+        closure_sources = np.arange(tables.edges.n, dtype=np.int64)
+        roots = closure_sources
+    closure_sources = closure_sources[tables.edges.degree()[closure_sources] > 0]
+    out_degree = tables.proper.degree()
+    in_degree = np.bincount(tables.proper.indices, minlength=tables.proper.n)
+    roots = roots[(out_degree[roots] > 0) & (in_degree[roots] == 0)]
+    closure = _in_tasks(
+        spark,
+        functools.partial(_table_closure_rows, options),
+        tables,
+        closure_sources,
+        CLOSURE_CHUNK,
+        _TABLE_CLOSURE_SCHEMA,
+    )
+    paths = _in_tasks(
+        spark, functools.partial(_path_rows, options), tables, roots, PATH_CHUNK, _PATHS_SCHEMA
+    )
+    columns, column_ids = column_graph(column_lineage, components, options)
+    if scope is not None:
+        column_sources = _keys_of(
+            scope.column_sources.select(
+                F.concat_ws(_SEP, "ancestor_table", "ancestor_column").alias("name")
+            ),
+            column_ids,
+        )
+    else:
+        column_sources = np.arange(columns.edges.n, dtype=np.int64)
+    column_sources = column_sources[columns.edges.degree()[column_sources] > 0]
+    column_rows = _in_tasks(
+        spark,
+        functools.partial(_column_closure_rows, options),
+        columns,
+        column_sources,
+        CLOSURE_CHUNK,
+        _COLUMN_CLOSURE_SCHEMA,
+    )
+    lap("column_graph")
     if scope is not None:
         recomputed = {
             "table_closure": scope.closure_sources.count(),
@@ -838,9 +890,9 @@ def analyze(
         }
     else:
         recomputed = {
-            "table_closure": edges.select("src").distinct().count(),
-            "column_closure": column_edges_of(column_lineage).select("src").distinct().count(),
-            "lineage_paths": flags.where("is_root AND NOT is_leaf").count(),
+            "table_closure": int(closure_sources.size),
+            "column_closure": int(column_sources.size),
+            "lineage_paths": int(roots.size),
         }
     result = GraphResult(
         recomputed=recomputed,
@@ -848,7 +900,7 @@ def analyze(
         nodes=nodes,
         paths=paths,
         table_closure=closure,
-        column_closure=columns,
+        column_closure=column_rows,
         seconds=seconds,
     )
     return result, scope
