@@ -169,12 +169,21 @@ def require_graphframes(spark: SparkSession) -> None:
         )
 
 
+NAMES_PER_TASK = 500_000
+"""Name rows per task when numbering the nodes (``dense_ids``)."""
+
+
 def dense_ids(names: DataFrame, options: GraphOptions) -> DataFrame:
     """``(name, id)``: the distinct ``name`` rows numbered ``0..n-1`` in name order (Spark's
     string order), materialized. GraphFrames runs on these ids, and the driver's arrays are
     indexed by them, so ordering ids orders names."""
+    # an explicit partition count: AQE would coalesce the distinct's input to 64 MB partitions,
+    # millions of names per task, whose hash map does not fit a 1 GiB heap
+    spark = names.sparkSession
+    partitions = max(spark.sparkContext.defaultParallelism, -(-names.count() // NAMES_PER_TASK))
     ordered = _cut(
-        names.distinct()
+        names.repartition(partitions, "name")
+        .distinct()
         .orderBy("name")
         .select(
             "name",
@@ -392,12 +401,25 @@ class ColumnGraph:
 
 def _edge_ids(edges: DataFrame, ids: DataFrame, *extra: str) -> pa.Table:
     """``edges`` (names in ``src``/``dst``) as ``(s, d, *extra)`` int ids, on the driver."""
-    return (
+    pairs = (
         edges.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
         .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
         .select(F.col("s").cast("int"), F.col("d").cast("int"), *extra)
-        .toArrow()
     )
+    return _to_arrow(pairs, edges.count() // 4)  # int rows: a quarter of a name row's size
+
+
+COLLECT_ROWS_PER_TASK = 50_000
+"""Rows per task result when arrays are collected to the driver: a large task result goes
+through the block manager, which in a 1 GiB local heap can lose it."""
+
+
+def _to_arrow(rows: DataFrame, count: int) -> pa.Table:
+    """``rows`` (about ``count`` name-sized rows) on the driver, in small task results."""
+    parts = max(1, -(-count // COLLECT_ROWS_PER_TASK))
+    if parts > rows.rdd.getNumPartitions():
+        rows = rows.repartition(parts)
+    return rows.toArrow()
 
 
 def _by_id(table: pa.Table, n: int) -> pa.Table:
@@ -440,11 +462,13 @@ def column_graph(
     edges = _cut(column_edges_of(column_lineage), options)
     ids = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
     parts = F.split(F.col("name"), _SEP)
+    n = ids.count()
     nodes = _by_id(
-        ids.select(
-            "id", parts.getItem(0).alias("table"), F.get(parts, 1).alias("column")
-        ).toArrow(),
-        ids.count(),
+        _to_arrow(
+            ids.select("id", parts.getItem(0).alias("table"), F.get(parts, 1).alias("column")),
+            n,
+        ),
+        n,
     )
     encoded = nodes["table"].combine_chunks().dictionary_encode()
     tables = encoded.dictionary
@@ -454,7 +478,6 @@ def column_graph(
     pairs = _edge_ids(edges, ids, "is_direct")
     src, dst = pairs["s"].to_numpy(), pairs["d"].to_numpy()
     direct = pairs["is_direct"].to_numpy(zero_copy_only=False)
-    n = nodes.num_rows
     graph = ColumnGraph(
         edges=Csr.of(src, dst, n),
         direct=Csr.of(src[direct], dst[direct], n),
