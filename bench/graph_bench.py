@@ -292,6 +292,44 @@ def _jvm_peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+class _WorkerMemory:
+    """Samples, once a second, the summed RSS of the JVM's Python workers (``pyspark.daemon``
+    and its forks: the closures and paths run there) and keeps the peak."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(1.0):
+            total = 0
+            for proc in Path("/proc").iterdir():
+                try:
+                    if proc.name.isdigit() and b"pyspark.daemon" in (proc / "cmdline").read_bytes():
+                        total += _rss_kb(proc)
+                except OSError:
+                    continue
+            self.peak_mb = max(self.peak_mb, total / 1024)
+
+    def __enter__(self) -> _WorkerMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _rss_kb(proc: Path) -> int:
+    for line in (proc / "status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
 def run_one(size: str, args: argparse.Namespace) -> dict:
     """Generate (once), run the stage, compute the reference, compare; a JSON-able summary.
 
@@ -400,7 +438,8 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
         tables.ensure(name)
         _, path = tables.location(name)
         full.select(*TABLES[name].columns).write.format("delta").mode("overwrite").save(path)
-    summary = run_graph_stage(tables, settings, full_refresh=True)
+    with _WorkerMemory() as workers:
+        summary = run_graph_stage(tables, settings, full_refresh=True)
     result: dict = {
         "size": size,
         "table_edges": n_table_edges,
@@ -418,6 +457,11 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
         "truncated_paths": tables.read("lineage_paths").where("truncated").count(),
         "jvm_peak_rss_mb": round(_jvm_peak_rss_mb(jvm_pid), 0),
         "jvm_max_heap_mb": round(heap_mb, 0),
+        # the driver's Python process so far: the stage (the reference runs after this)
+        "driver_python_peak_rss_mb": round(
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0
+        ),
+        "python_workers_peak_rss_mb": round(workers.peak_mb, 0),
     }
     result["load_average_after_stage"] = [round(x, 1) for x in os.getloadavg()]
     return result
@@ -451,7 +495,14 @@ def _section(r: dict, command: str, machine: str) -> str:
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
         f"Graph stage (GraphFrames, local[2], JVM max heap {r['jvm_max_heap_mb']:.0f} MB): "
-        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB; "
+        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB"
+        + (
+            f", driver Python peak RSS {r['driver_python_peak_rss_mb']:.0f} MB, Python workers'"
+            f" peak RSS {r['python_workers_peak_rss_mb']:.0f} MB (summed)"
+            if "python_workers_peak_rss_mb" in r
+            else ""
+        )
+        + "; "
         "load average "
         + " ".join(str(x) for x in r["load_average_after_stage"])
         + " (1/5/15 min) when the stage ended.",
