@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from graphframes import GraphFrame
+from pyspark.core.broadcast import Broadcast
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -583,10 +585,12 @@ def _in_tasks(
         return spark.createDataFrame([], schema)
     cores = spark.sparkContext.defaultParallelism
     tasks = min(-(-keys.size // chunk), max(cores, -(-keys.size // SOURCES_PER_TASK)))
-    shared = spark.sparkContext.broadcast((graph, keys))
+    # pickled here: pyspark's broadcast writer, under spark.io.encryption.enabled, cannot take
+    # the out-of-band buffers pickle protocol 5 makes of numpy and Arrow arrays over 64 KiB
+    shared = spark.sparkContext.broadcast(pickle.dumps((graph, keys), protocol=5))
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        data, todo = shared.value
+        data, todo = _unpickled(shared)
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 mine = todo[task::tasks]
@@ -596,6 +600,17 @@ def _in_tasks(
                         yield out
 
     return spark.range(tasks, numPartitions=tasks).mapInArrow(run, schema)
+
+
+_LOADED: list[tuple[Broadcast[bytes], Any]] = []
+"""In a Python worker: the broadcast last unpickled and its value (one at a time; the reference
+keeps the broadcast object, whose identity is the key, alive)."""
+
+
+def _unpickled(shared: Broadcast[bytes]) -> Any:
+    if not _LOADED or _LOADED[0][0] is not shared:
+        _LOADED[:] = [(shared, pickle.loads(shared.value))]
+    return _LOADED[0][1]
 
 
 def _keys_of(names: DataFrame, ids: DataFrame) -> Ids:

@@ -313,3 +313,45 @@ def test_reach_paths_gives_every_shortest_path(spark: SparkSession) -> None:
     ]
     assert reach_paths(_tables(spark, edges), "rpt.e", "raw.a").isEmpty()
     assert reach_paths(_tables(spark, edges), "raw.a", "rpt.e", max_depth=2).isEmpty()
+
+
+def test_closures_of_a_graph_over_64_kib_run_in_tasks(spark: SparkSession) -> None:
+    """The graph's arrays reach the tasks (a broadcast over 64 KiB, the size at which pickle
+    writes numpy buffers out of band, under the session's I/O encryption) and every task's
+    rows are the kernel's rows."""
+    import functools
+
+    import numpy as np
+    import pyarrow as pa
+
+    from lineage_udfs.spark import graph
+    from lineage_udfs.spark.graph_kernels import Csr, closure
+
+    n = 30_000
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, n, 60_000)
+    dst = (src + rng.integers(1, 50, src.size)) % n
+    csr = Csr.of(src, dst, n)
+    assert csr.indices.nbytes > 64 * 1024
+    tables = graph.TableGraph(
+        edges=csr,
+        proper=csr,
+        names=pa.array([f"t{i:05d}" for i in range(n)]),
+        component=np.zeros(n, dtype=np.int64),
+    )
+    options = GraphOptions(max_depth=3, max_closure_per_node=40)
+    sources = np.arange(0, n, 97, dtype=np.int64)
+    rows = graph._in_tasks(
+        spark,
+        functools.partial(graph._table_closure_rows, options),
+        tables,
+        sources,
+        64,
+        graph._TABLE_CLOSURE_SCHEMA,
+    ).collect()
+    want = closure(csr, sources, 3, 40)
+    assert sorted((r["ancestor"], r["descendant"], r["min_distance"]) for r in rows) == sorted(
+        (f"t{sources[r]:05d}", f"t{t:05d}", d)
+        for r, t, d in zip(want.row, want.target, want.distance, strict=True)
+    )
+    assert {r["truncated"] for r in rows} == {True, False}
