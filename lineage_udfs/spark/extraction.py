@@ -342,14 +342,19 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     """Whether the write stage would change nothing, checked at a fraction of its cost.
 
     True when nothing was parsed anew, the newest run recorded in ``lineage_runs`` succeeded
-    on an input with the same identities (``input_fingerprint``) under the same settings, no
-    fact table was written since it ended (the versions it recorded are the current ones),
-    every query row of the batch is stored with equal values and every load failure is
-    quarantined. The tables are then exactly as that run's MERGEs left them on this input, and
-    MERGEing the same batch again would change no row. Crash recovery holds: a run that died
-    between two MERGEs either wrote a fact table (the versions differ) or recorded a failed
-    run; both make the next run MERGE everything. A run that changes nothing records nothing,
-    so a rerun of a rerun still finds the run that wrote the tables.
+    under the same settings (what to read aside: ``sources`` may differ), no fact table was
+    written since it ended (the versions it recorded are the current ones), every query row of
+    the batch is stored with equal values and every load failure is quarantined.
+
+    Every successful run leaves the derived rows (statement statistics, edges, parse
+    quarantine) of every fingerprint it touched consistent with the facts, and the facts of a
+    fingerprint change only in a run that touches it. So when no fact changed since a
+    successful run, the derived rows of every stored fingerprint are what the facts give, and
+    MERGEing a batch whose rows are all stored (the same export again, or a part of it
+    delivered through another source) would change no row. Crash recovery holds: a run that
+    died between two MERGEs either wrote a fact table (the versions differ) or recorded a
+    failed run; both make the next run MERGE everything. A run that changes nothing records
+    nothing, so a rerun of a rerun still finds the run that wrote the tables.
     """
     summary = ctx.summary
     if summary.parsed_statements:
@@ -360,14 +365,13 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     run = (
         ctx.tables.read("lineage_runs")
         .where(F.col("run_id") == recorded[_RUN_KEY])
-        .select("status", "input_fingerprint", "config_json")
+        .select("status", "config_json")
         .first()
     )
     if (
         run is None
         or run["status"] != "succeeded"
-        or run["input_fingerprint"] != summary.input_fingerprint
-        or run["config_json"] != settings_json(ctx.settings)
+        or _without_sources(run["config_json"]) != _without_sources(settings_json(ctx.settings))
     ):
         return False
     stored = ctx.tables.read("queries")
@@ -381,6 +385,16 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     quarantined = ctx.tables.read("quarantine").select("quarantine_id")
     load = _load_quarantine(rows).select("quarantine_id")
     return load.join(quarantined, "quarantine_id", "left_anti").isEmpty()
+
+
+def _without_sources(config_json: str | None) -> dict[str, Any] | None:
+    """A run's recorded settings without ``sources`` (which files a run reads does not change
+    what a stored row means)."""
+    if config_json is None:
+        return None
+    config = json.loads(config_json)
+    config.pop("sources", None)
+    return dict(config)
 
 
 def _parse_partitions(spark: SparkSession, statements: int) -> int:

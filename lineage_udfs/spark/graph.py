@@ -2,9 +2,9 @@
 
 GraphFrames computes what it has an algorithm for; the rest is DataFrame code:
 
-* **Vertex ids**: table names are mapped once to long ids (``vertex_ids``). GraphFrames'
-  algorithms run on those (under Spark 4's ANSI mode some of them fail on string ids), and
-  the names are joined back on their results.
+* **Vertex ids**: node names are numbered once, ``0..n-1`` in name order (``dense_ids``).
+  GraphFrames' algorithms run on those (under Spark 4's ANSI mode some of them fail on string
+  ids), and the names are joined back on their results.
 * **Connected components**: GraphFrames ``connectedComponents`` over the table graph (the
   algorithm is ``GraphOptions.cc_algorithm``, chosen by measurement: docs/graph.md). A
   component's id is its smallest node name, so it is readable and stable across runs.
@@ -15,16 +15,18 @@ GraphFrames computes what it has an algorithm for; the rest is DataFrame code:
   paths between two tables).
 * **Closures** (``table_closure``, ``column_closure``): GraphFrames has no all-pairs closure
   (``bfs`` joins one set to another, ``shortestPaths`` keeps a map of every landmark on every
-  vertex); this is semi-naive transitive closure, one join per hop with only the *new* pairs
-  of the previous hop as the frontier. Bounded by ``max_depth`` hops and by
-  ``max_closure_per_node`` descendants per ancestor (nearest first, then by name): an ancestor
-  with more has its rows flagged ``truncated``. A hub read by half the warehouse would
-  otherwise make the closure quadratic. The first hop can be restricted to some sources: their
-  rows are exactly their rows of the whole closure.
-* **Root-to-leaf paths**: bounded breadth-first expansion of simple paths from every root (or
-  from some roots), cycle-safe (a path never revisits a node), with at most
-  ``max_paths_per_root`` live paths per root per hop; capped or depth-cut paths carry
-  ``truncated = true``. (GraphFrames has no simple-path enumeration.)
+  vertex). The driver collects the edges as id pairs into compressed sparse rows
+  (``table_graph``, ``column_graph``), broadcasts them, and Spark tasks run a vectorized
+  bounded breadth-first search over their share of the ancestors (``graph_kernels``,
+  ``mapInArrow``). Bounded by ``max_depth`` hops and by ``max_closure_per_node`` descendants
+  per ancestor (nearest first, then by name): an ancestor with more has its rows flagged
+  ``truncated``. A hub read by half the warehouse would otherwise make the closure quadratic.
+  The search can start from some ancestors only: their rows are exactly their rows of the
+  whole closure.
+* **Root-to-leaf paths**: the same tasks expand simple paths from every root (or from some
+  roots), cycle-safe (a path never revisits a node), with at most ``max_paths_per_root`` live
+  paths per root per hop; capped or depth-cut paths carry ``truncated = true``. (GraphFrames
+  has no simple-path enumeration.)
 * **Incremental runs** (``previous``: the edges the last run was computed from, and its stored
   components and nodes): the changed table and column edges are diffed, and a reverse bounded
   BFS from their sources finds the ancestors whose closure rows can change (within

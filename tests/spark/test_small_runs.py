@@ -14,6 +14,7 @@ from lineage_udfs.spark import extraction
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.pipeline import run_extract
+from lineage_udfs.spark.run_context import RunSummary
 from lineage_udfs.spark.schemas import TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,3 +129,34 @@ def test_a_rerun_after_a_crash_between_merges_writes_again(
     last = extract(spark, settings)  # now nothing is new: the MERGEs are skipped
     assert last.stored_already and not last.changed
     assert _snapshot(tables) == _snapshot(clean)
+
+
+def test_stored_rows_delivered_again_through_another_source_are_not_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """An export delivered twice (part of a stored log, under another path) skips the MERGEs;
+    one whose rows differ from the stored ones does not."""
+    first_log, again_log = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
+    sink = SinkSettings(base_path=str(tmp_path / "w"))
+    tables = LineageTables(spark, sink)
+
+    def run(path: Path) -> RunSummary:
+        source = SourceSettings(name="etl", format="jsonl", path=str(path))
+        return extract(spark, JobSettings(sources=[source], sink=sink))
+
+    _log(first_log, range(1, 6))
+    assert run(first_log).changed
+    stored = _versions(tables)
+
+    _log(again_log, range(2, 4))  # rows 2 and 3 again, in another file
+    again = run(again_log)
+    assert again.stored_already and not again.changed
+    assert _versions(tables) == stored
+
+    rows = [json.loads(line) for line in again_log.read_text().splitlines()]
+    rows[0]["start_time"] = "2026-04-01T01:00:00Z"  # a stored query id with another value
+    again_log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    changed = run(again_log)
+    assert not changed.stored_already and changed.changed
+    first_seen = tables.read("queries").where("query_id = 'q2'").first()
+    assert first_seen is not None and str(first_seen["start_time"]).startswith("2026-04-01")
