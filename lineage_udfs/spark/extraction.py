@@ -342,9 +342,10 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     """Whether the write stage would change nothing, checked at a fraction of its cost.
 
     True when nothing was parsed anew, the newest run recorded in ``lineage_runs`` succeeded
-    under the same settings (what to read aside: ``sources`` may differ), no fact table was
-    written since it ended (the versions it recorded are the current ones), every query row of
-    the batch is stored with equal values and every load failure is quarantined.
+    under the same settings (``NOT_ROW_SETTINGS`` aside: the sources read, the session, the
+    later stages), no fact table was written since it ended (the versions it recorded are the
+    current ones), every query row of the batch is stored with equal values and every load
+    failure is quarantined.
 
     Every successful run leaves the derived rows (statement statistics, edges, parse
     quarantine) of every fingerprint it touched consistent with the facts, and the facts of a
@@ -371,7 +372,7 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     if (
         run is None
         or run["status"] != "succeeded"
-        or _without_sources(run["config_json"]) != _without_sources(settings_json(ctx.settings))
+        or _row_settings(run["config_json"]) != _row_settings(settings_json(ctx.settings))
     ):
         return False
     stored = ctx.tables.read("queries")
@@ -387,13 +388,19 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     return load.join(quarantined, "quarantine_id", "left_anti").isEmpty()
 
 
-def _without_sources(config_json: str | None) -> dict[str, Any] | None:
-    """A run's recorded settings without ``sources`` (which files a run reads does not change
-    what a stored row means)."""
+NOT_ROW_SETTINGS = ("sources", "spark", "logging", "graph", "openlineage")
+"""Settings sections that do not change what the write stage stores for given facts: which
+files a run reads (its rows are compared themselves), the Spark session, logging, and the
+stages after the write."""
+
+
+def _row_settings(config_json: str | None) -> dict[str, Any] | None:
+    """A run's recorded settings without ``NOT_ROW_SETTINGS``."""
     if config_json is None:
         return None
     config = json.loads(config_json)
-    config.pop("sources", None)
+    for section in NOT_ROW_SETTINGS:
+        config.pop(section, None)
     return dict(config)
 
 
