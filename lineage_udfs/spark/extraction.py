@@ -388,10 +388,11 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     return load.join(quarantined, "quarantine_id", "left_anti").isEmpty()
 
 
-NOT_ROW_SETTINGS = ("sources", "spark", "logging", "graph", "openlineage")
+NOT_ROW_SETTINGS = ("sources", "sink", "spark", "logging", "graph", "openlineage")
 """Settings sections that do not change what the write stage stores for given facts: which
-files a run reads (its rows are compared themselves), the Spark session, logging, and the
-stages after the write."""
+files a run reads (its rows are compared themselves), where the tables are (the recorded run
+is read from these tables: a copied warehouse holds its own history), the Spark session,
+logging, and the stages after the write."""
 
 
 def _row_settings(config_json: str | None) -> dict[str, Any] | None:
