@@ -511,7 +511,9 @@ def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
     )
     object_rows = annotated.join(objects, ["edge_kind", "object_name"], "left_semi")
     scope_rows = batch_rows.unionByName(object_rows).dropDuplicates(["query_id"])
-    current = current_lineage_rows(scope_rows)
+    # both edge tables derive from these rows: computed once (a read of every query row of the
+    # touched fingerprints and objects, with their parse results)
+    current, _ = ctx.keep(current_lineage_rows(scope_rows), checkpoint=True)
     for table, column_level in (("table_lineage", False), ("column_lineage", True)):
         desired, n_desired = ctx.keep(
             lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
