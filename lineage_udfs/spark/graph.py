@@ -115,11 +115,11 @@ class GraphResult:
     column_closure: DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     """Seconds of the steps computed inside ``analyze``: components, cycles, lineage_nodes,
-    table_closure, lineage_paths, column_closure (the hops of the paths and closures are
-    materialized as they go; each table's last join runs when it is written)."""
+    table_graph and column_graph (the arrays); the closures and paths are computed by their
+    tasks when their tables are written."""
     recomputed: dict[str, int] = field(default_factory=dict)
     """How many keys were recomputed: ``table_closure`` and ``column_closure`` sources
-    (ancestors), ``lineage_paths`` roots (candidates: nodes that may be roots)."""
+    (ancestors), ``lineage_paths`` roots."""
 
 
 def _cut(df: DataFrame, options: GraphOptions) -> DataFrame:
@@ -177,7 +177,7 @@ NAMES_PER_TASK = 500_000
 """Name rows per task when numbering the nodes (``dense_ids``)."""
 
 
-def dense_ids(names: DataFrame, options: GraphOptions) -> DataFrame:
+def dense_ids(names: DataFrame, options: GraphOptions) -> tuple[DataFrame, int]:
     """``(name, id)``: the distinct ``name`` rows numbered ``0..n-1`` in name order (Spark's
     string order), materialized. GraphFrames runs on these ids, and the driver's arrays are
     indexed by them, so ordering ids orders names."""
@@ -204,7 +204,7 @@ def dense_ids(names: DataFrame, options: GraphOptions) -> DataFrame:
         total += count
     offset = F.create_map(*offsets)[F.col("part")] if offsets else F.lit(0).cast("long")
     within = F.col("position") - F.shiftleft(F.col("part").cast("long"), 33)
-    return _cut(ordered.select("name", (offset + within).alias("id")), options)
+    return _cut(ordered.select("name", (offset + within).alias("id")), options), total
 
 
 def _long_edges(edges: DataFrame, ids: DataFrame) -> DataFrame:
@@ -433,9 +433,9 @@ def _by_id(table: pa.Table, n: int) -> pa.Table:
     return table.take(pc.sort_indices(table["id"]))
 
 
-def table_graph(edges: DataFrame, ids: DataFrame, components: DataFrame) -> TableGraph:
-    """The arrays of the table graph: ``edges`` ``(src, dst)``, ``ids`` from ``dense_ids``,
-    ``components`` ``(id, component_id)`` (names)."""
+def table_graph(edges: DataFrame, ids: DataFrame, n: int, components: DataFrame) -> TableGraph:
+    """The arrays of the table graph: ``edges`` ``(src, dst)``, ``ids`` and their number ``n``
+    from ``dense_ids``, ``components`` ``(id, component_id)`` (names)."""
     nodes = _by_id(
         ids.join(components.withColumnRenamed("id", "name"), "name")
         .join(
@@ -444,9 +444,8 @@ def table_graph(edges: DataFrame, ids: DataFrame, components: DataFrame) -> Tabl
         )
         .select("id", "name", "cid")
         .toArrow(),
-        ids.count(),
+        n,
     )
-    n = nodes.num_rows
     pairs = _edge_ids(edges, ids)
     src = pairs["s"].to_numpy()
     dst = pairs["d"].to_numpy()
@@ -464,9 +463,8 @@ def column_graph(
 ) -> tuple[ColumnGraph, DataFrame]:
     """The arrays of the column graph, and its ``(name, id)`` refs (``dense_ids``)."""
     edges = _cut(column_edges_of(column_lineage), options)
-    ids = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
+    ids, n = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
     parts = F.split(F.col("name"), _SEP)
-    n = ids.count()
     nodes = _by_id(
         _to_arrow(
             ids.select("id", parts.getItem(0).alias("table"), F.get(parts, 1).alias("column")),
@@ -851,7 +849,9 @@ def analyze(
         logger.info("graph step %s: %.1f s", step, seconds[step])
 
     edges = _cut(table_edges_of(table_lineage), options)
-    ids = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
+    ids, n_nodes = dense_ids(
+        edges.select(F.col("src").alias("name")).union(edges.select("dst")), options
+    )
     components = _cut(connected_components(edges, ids, options), options)
     signatures = _cut(component_signatures(table_lineage, components), options)
     previous_components = previous.components if previous is not None else None
@@ -877,7 +877,7 @@ def analyze(
     )
     lap("lineage_nodes")
     spark = table_lineage.sparkSession
-    tables = table_graph(edges, ids, components)
+    tables = table_graph(edges, ids, n_nodes, components)
     lap("table_graph")
     if scope is not None:
         closure_sources = _keys_of(
