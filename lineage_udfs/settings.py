@@ -455,6 +455,12 @@ class ExecutionSettings(_Strict):
     """``spark.sql.files.minPartitionNum`` while the job runs: the fewest splits a file source
     is read in (Spark's default: the cores, so that a log of a few large files can leave cores
     idle in the read stage). 0: the session's value if set, else 4 x the cores."""
+    skip_unchanged_input: bool = True
+    """Read nothing when every source's files (path, size and modification time) and the
+    settings are those of the last finished run and no lineage table was written since (a
+    rerun with nothing new). Off: every run reads its input and compares its rows with the
+    stored ones (a file rewritten in place with the same size and modification time is then
+    still seen)."""
     cache_batch_rows: int = Field(500, ge=1)
     """Rows per columnar batch of persisted results (``spark.sql.inMemoryColumnarStorage.
     batchSize`` during the run; Spark's default is 10,000). A batch is on the heap while it is

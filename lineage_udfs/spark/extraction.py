@@ -19,6 +19,7 @@ measured sizes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -55,7 +56,7 @@ from lineage_udfs.spark.delta import (
     merge_upsert,
     stale_rows,
 )
-from lineage_udfs.spark.preflight import check_sink_writable
+from lineage_udfs.spark.preflight import check_sink_writable, input_listing
 from lineage_udfs.spark.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
 from lineage_udfs.spark.run_context import (
     RunContext,
@@ -120,9 +121,10 @@ def extract(
         )
         with session_confs(spark, confs):
             versions = _stages(ctx, inputs)
-            ctx.summary.reconciliation = reconcile_native_lineage(
-                spark, settings.sources, ctx.tables
-            )
+            if ctx.summary.unchanged_since is None:  # else: as that run left it
+                ctx.summary.reconciliation = reconcile_native_lineage(
+                    spark, settings.sources, ctx.tables
+                )
             inputs.incremental.commit()  # the last write: see spark.watermark
         ctx.finish("succeeded")
     except Exception:
@@ -173,6 +175,17 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
         ctx.tables.ensure_all()
         versions = _versions(ctx)
         inputs.catalog = _catalog(ctx, inputs)
+        if ctx.settings.execution.skip_unchanged_input:
+            ctx.summary.input_listing = input_listing(ctx.spark, ctx.settings.sources)
+            ctx.summary.unchanged_since = _unchanged_since(ctx, versions)
+    if ctx.summary.unchanged_since is not None:
+        ctx.summary.stored_already = True
+        logger.info(
+            "the input files and settings are those of run %s, and no lineage table was"
+            " written since: nothing to read",
+            ctx.summary.unchanged_since,
+        )
+        return versions
     with ctx.stage("read"):
         rows = _read(ctx, inputs)
     partitions = ctx.summary.shuffle_partitions
@@ -320,8 +333,11 @@ def _tally_outcomes(ctx: RunContext, fps: DataFrame) -> None:
 
 
 _RUN_KEY, _VERSIONS_KEY = "lineage_run", "fact_table_versions"
-"""Keys of the userMetadata of a run's ``lineage_runs`` commit: the run, and the versions of
-the fact tables when it ended."""
+_LISTING_KEY, _PARSER_KEY = "input_listing", "parser_version"
+_STATUS_KEY, _SETTINGS_KEY = "status", "row_settings"
+"""Keys of the userMetadata of a run's ``lineage_runs`` commit: the run, the versions of the
+fact tables when it ended, its input listing (None: not told), its parser version, its status
+and the digest of its settings (``_settings_digest``)."""
 
 
 def _last_recorded_run(tables: LineageTables) -> dict[str, Any] | None:
@@ -357,23 +373,7 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     failed run; both make the next run MERGE everything. A run that changes nothing records
     nothing, so a rerun of a rerun still finds the run that wrote the tables.
     """
-    summary = ctx.summary
-    if summary.parsed_statements:
-        return False
-    recorded = _last_recorded_run(ctx.tables)
-    if recorded is None or recorded.get(_VERSIONS_KEY) != _versions(ctx):
-        return False
-    run = (
-        ctx.tables.read("lineage_runs")
-        .where(F.col("run_id") == recorded[_RUN_KEY])
-        .select("status", "config_json")
-        .first()
-    )
-    if (
-        run is None
-        or run["status"] != "succeeded"
-        or _row_settings(run["config_json"]) != _row_settings(settings_json(ctx.settings))
-    ):
+    if ctx.summary.parsed_statements or _finished_run(ctx, _versions(ctx)) is None:
         return False
     stored = ctx.tables.read("queries")
     batch_rows = batch.relevant.select(*QUERIES.columns)
@@ -388,21 +388,71 @@ def _already_stored(ctx: RunContext, rows: DataFrame, batch: _Batch) -> bool:
     return load.join(quarantined, "quarantine_id", "left_anti").isEmpty()
 
 
-NOT_ROW_SETTINGS = ("sources", "sink", "spark", "logging", "graph", "openlineage")
+def _finished_run(ctx: RunContext, versions: dict[str, int]) -> dict[str, Any] | None:
+    """The marker of the newest run recorded in ``lineage_runs`` when that run succeeded under
+    the same settings (``NOT_ROW_SETTINGS`` aside) and no fact table was written since it
+    ended (``versions``, the current ones, are those it recorded); else None."""
+    recorded = _last_recorded_run(ctx.tables)
+    if recorded is None or recorded.get(_VERSIONS_KEY) != versions:
+        return None
+    settings = _settings_digest(settings_json(ctx.settings))
+    if _SETTINGS_KEY in recorded:  # the marker says it all: no table read
+        finished = recorded.get(_STATUS_KEY) == "succeeded" and recorded[_SETTINGS_KEY] == settings
+        return recorded if finished else None
+    run = (
+        ctx.tables.read("lineage_runs")
+        .where(F.col("run_id") == recorded[_RUN_KEY])
+        .select("status", "config_json")
+        .first()
+    )
+    if (
+        run is None
+        or run["status"] != "succeeded"
+        or _settings_digest(run["config_json"]) != settings
+    ):
+        return None
+    return recorded
+
+
+def _unchanged_since(ctx: RunContext, versions: dict[str, int]) -> str | None:
+    """The run whose input this run's is, unchanged, or None.
+
+    A run's input is unchanged when the newest recorded run finished as ``_finished_run``
+    requires, under the same parser version (its catalog's digest included), and its input
+    listing (``preflight.input_listing``: the sources' settings and every file's path, size
+    and modification time) is this run's. Reading it again would find every row stored (see
+    ``_already_stored``), so the run reads nothing. Checked before the read stage: a few
+    Delta log reads instead of reading, preparing and comparing the log.
+    """
+    listing = ctx.summary.input_listing
+    if listing is None:
+        return None
+    recorded = _finished_run(ctx, versions)
+    if (
+        recorded is None
+        or recorded.get(_LISTING_KEY) != listing
+        or recorded.get(_PARSER_KEY) != ctx.summary.parser_version
+    ):
+        return None
+    return str(recorded[_RUN_KEY])
+
+
+NOT_ROW_SETTINGS = ("sources", "sink", "spark", "execution", "logging", "graph", "openlineage")
 """Settings sections that do not change what the write stage stores for given facts: which
 files a run reads (its rows are compared themselves), where the tables are (the recorded run
-is read from these tables: a copied warehouse holds its own history), the Spark session,
-logging, and the stages after the write."""
+is read from these tables: a copied warehouse holds its own history), the Spark session, how
+the job sizes and keeps its intermediate data, logging, and the stages after the write."""
 
 
-def _row_settings(config_json: str | None) -> dict[str, Any] | None:
-    """A run's recorded settings without ``NOT_ROW_SETTINGS``."""
+def _settings_digest(config_json: str | None) -> str | None:
+    """Digest of a run's recorded settings without ``NOT_ROW_SETTINGS``."""
     if config_json is None:
         return None
     config = json.loads(config_json)
     for section in NOT_ROW_SETTINGS:
         config.pop(section, None)
-    return dict(config)
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _parse_partitions(spark: SparkSession, statements: int) -> int:
@@ -614,7 +664,14 @@ def _record_run(ctx: RunContext, fact_versions: dict[str, int] | None = None) ->
             F.lit(summary.status).alias("status"),
         )
         versions = fact_versions if fact_versions is not None else _versions(ctx)
-        marker = {_RUN_KEY: summary.run_id, _VERSIONS_KEY: versions}
+        marker = {
+            _RUN_KEY: summary.run_id,
+            _VERSIONS_KEY: versions,
+            _LISTING_KEY: summary.input_listing,
+            _PARSER_KEY: summary.parser_version,
+            _STATUS_KEY: summary.status,
+            _SETTINGS_KEY: _settings_digest(settings_json(ctx.settings)),
+        }
         tables.append("lineage_runs", row, metadata=json.dumps(marker, sort_keys=True))
     except Exception:
         if summary.status == "succeeded":

@@ -7,7 +7,10 @@ Files are reached through Hadoop's FileSystem of the session (local paths, ``s3a
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,6 +141,66 @@ def inspect_source(spark: SparkSession, source: SourceSettings) -> SourceFiles:
                 f"compression suffix (.gz …), or declare its format"
             )
     return SourceFiles(files=len(files), empty=empty)
+
+
+LISTED_FILES_MAX = 10_000
+"""Files listed at most for :func:`input_listing`; a larger input is read to be compared."""
+
+
+def input_listing(spark: SparkSession, sources: Sequence[SourceSettings]) -> str | None:
+    """A digest of what the enabled sources would read, told without reading a row: their
+    settings and the path, size and modification time of every file under their paths (of a
+    Delta source: its transaction log's files), as Spark's own file source and ``make`` tell
+    a changed file.
+
+    None where that cannot be told: a JDBC source or a Delta table named in the catalog, no
+    file system to list (Spark Connect), a path that matches nothing or fails to list, more
+    than LISTED_FILES_MAX files.
+    """
+    enabled = [s for s in sources if s.enabled]
+    if not enabled or _jvm(spark) is None:
+        return None
+    listing: list[Any] = []
+    for source in enabled:
+        if source.format == "jdbc" or (
+            source.format == "delta" and "/" not in source.path and ":" not in source.path
+        ):
+            return None
+        paths = [source.path, *source.extra_paths.values()]
+        if source.format == "delta":
+            paths = [f"{source.path.rstrip('/')}/_delta_log"]
+        for location in paths:
+            files = _list_files(spark, location, LISTED_FILES_MAX - len(listing))
+            if files is None:
+                return None
+            listing.extend(files)
+    document = {"sources": [s.model_dump(mode="json") for s in sources], "files": listing}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _list_files(spark: SparkSession, location: str, most: int) -> list[list[Any]] | None:
+    """``[path, size, modified]`` of every file at ``location`` (a file, folder or glob;
+    folders recursively), sorted; None when nothing matches, listing fails or there are more
+    than ``most``."""
+    try:
+        fs, path = _fs_and_path(spark, location)
+        statuses = fs.globStatus(path)
+        if statuses is None or len(statuses) == 0:
+            return None
+        files: list[list[Any]] = []
+        for status in statuses:
+            found = fs.listFiles(status.getPath(), True)  # a file lists itself
+            while found.hasNext():
+                if len(files) >= most:
+                    return None
+                entry = found.next()
+                files.append(
+                    [entry.getPath().toString(), entry.getLen(), entry.getModificationTime()]
+                )
+    except Exception:  # an unreadable path: the read stage says what is wrong with it
+        return None
+    return sorted(files)
 
 
 def binary_kind(head: bytes) -> str | None:

@@ -56,7 +56,12 @@ class RunSummary:
     ``lineage_runs`` (a rerun on the same input adds no Delta version anywhere)."""
     stored_already: bool = False
     """True when the write stage found every row of the batch stored by a finished run and
-    skipped its MERGEs."""
+    skipped its MERGEs (or the input is unchanged: ``unchanged_since``)."""
+    input_listing: str | None = None
+    """Digest of the sources' settings and files (``preflight.input_listing``); None: not told."""
+    unchanged_since: str | None = None
+    """The run whose input and settings this run's are, with no lineage table written since:
+    this run read nothing."""
 
     def describe(self) -> str:
         """Multi-line human summary for the driver log."""
@@ -64,6 +69,14 @@ class RunSummary:
         return "\n".join(
             [
                 f"run {self.run_id} ({self.status}), parser {self.parser_version}",
+                *(
+                    [
+                        f"  input unchanged      files and settings as in run"
+                        f" {self.unchanged_since}: nothing read"
+                    ]
+                    if self.unchanged_since
+                    else []
+                ),
                 f"  rows read            {self.rows_read}",
                 f"  quarantined at load  {self.load_quarantined}",
                 f"  not lineage-relevant {self.rows_not_relevant}",
@@ -88,12 +101,18 @@ class RunSummary:
     def line(self) -> str:
         """One line: the run's outcome and its main counts."""
         nothing_new = "" if self.changed else ", nothing new"
+        seconds = self.stage_seconds.get("total", 0.0)
+        if self.unchanged_since:
+            return (
+                f"extract {self.status}{nothing_new} (run {self.run_id}): input unchanged since"
+                f" run {self.unchanged_since}, nothing read, {seconds:.1f} s"
+            )
         return (
             f"extract {self.status}{nothing_new} (run {self.run_id}): {self.rows_read} rows read,"
             f" {self.distinct_statements} distinct statements ({self.parsed_statements} parsed"
             f" now), {self.table_edges_in_scope} table and {self.column_edges_in_scope} column"
             f" edges in scope, {self.quarantined_new} newly quarantined,"
-            f" {self.stage_seconds.get('total', 0.0):.1f} s"
+            f" {seconds:.1f} s"
         )
 
 

@@ -14,6 +14,7 @@ from lineage_udfs.spark import extraction
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.pipeline import run_extract
+from lineage_udfs.spark.preflight import input_listing
 from lineage_udfs.spark.run_context import RunSummary
 from lineage_udfs.spark.schemas import TABLES
 
@@ -160,3 +161,61 @@ def test_stored_rows_delivered_again_through_another_source_are_not_written(
     assert not changed.stored_already and changed.changed
     first_seen = tables.read("queries").where("query_id = 'q2'").first()
     assert first_seen is not None and str(first_seen["start_time"]).startswith("2026-04-01")
+
+
+def test_a_rerun_on_unchanged_files_reads_nothing(spark: SparkSession, tmp_path: Path) -> None:
+    """Unchanged files and settings, no table written since: the run reads nothing and adds
+    no version. A changed file, a changed source setting or the option off: the run reads."""
+    logs = tmp_path / "log.jsonl"
+    source = SourceSettings(name="etl", format="jsonl", path=str(logs))
+    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "w")))
+    tables = LineageTables(spark, settings.sink)
+    _log(logs, range(1, 4))
+    first = extract(spark, settings)
+    assert first.changed and first.input_listing and first.unchanged_since is None
+    stored = _versions(tables)
+
+    again = extract(spark, settings)
+    assert again.unchanged_since == first.run_id and not again.changed
+    assert again.rows_read == 0 and again.stored_already
+    assert "read" not in again.stage_seconds and _versions(tables) == stored
+    assert again.input_listing == first.input_listing
+
+    off = settings.model_copy(
+        update={"execution": settings.execution.model_copy(update={"skip_unchanged_input": False})}
+    )
+    compared = extract(spark, off)  # reads and compares: stored already, nothing written
+    assert compared.unchanged_since is None and compared.rows_read == 3
+    assert compared.stored_already and not compared.changed
+
+    renamed = source.model_copy(update={"defaults": {"source_system": "spark://other"}})
+    other = extract(spark, settings.model_copy(update={"sources": [renamed]}))
+    assert other.unchanged_since is None and other.rows_read == 3 and other.changed
+
+    _log(logs, range(1, 5))  # one more row: the file's size changes
+    grown = extract(spark, settings.model_copy(update={"sources": [renamed]}))
+    assert grown.unchanged_since is None and grown.rows_read == 4 and grown.changed
+    assert grown.parsed_statements == 1
+
+
+def test_input_listing_tells_files_apart_and_gives_up_where_it_cannot_list(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    folder = tmp_path / "logs"
+    (folder / "day=1").mkdir(parents=True)
+    _log(folder / "day=1" / "a.jsonl", range(1, 3))
+
+    def listing(path: Path | str, fmt: str = "jsonl") -> str | None:
+        return input_listing(spark, [SourceSettings(name="s", format=fmt, path=str(path))])
+
+    whole = listing(folder)
+    assert whole is not None and whole == listing(folder)  # folders are listed recursively
+    assert listing(folder / "*" / "*.jsonl") not in (None, whole)  # another path: another digest
+    _log(folder / "day=1" / "b.jsonl", range(3, 4))
+    assert listing(folder) not in (None, whole)  # a new file in a subfolder
+    assert listing(tmp_path / "missing") is None
+    jdbc = SourceSettings(
+        name="pg", format="jdbc", jdbc={"url": "jdbc:postgresql://127.0.0.1/x", "table": "q"}
+    )
+    assert input_listing(spark, [jdbc]) is None
+    assert listing("some_catalog.query_history", "delta") is None
