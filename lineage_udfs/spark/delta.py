@@ -10,8 +10,10 @@ are never incremented (``occurrences = count(DISTINCT query_id)``) and times com
 
 from __future__ import annotations
 
+import json
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
 from lineage_udfs.settings import SinkSettings
+from lineage_udfs.spark.preflight import fs_and_path
 from lineage_udfs.spark.schemas import TABLES
 
 logger = logging.getLogger(__name__)
@@ -48,7 +51,7 @@ COMPACT_FILES = 64
 that wrote it: about every 60 small runs, one OPTIMIZE commit."""
 COMPACT_CHECK_EVERY = 10
 """The file count is checked on versions that are a multiple of this."""
-ENSURE_THREADS = 8
+ENSURE_THREADS = 16
 """Tables ``LineageTables.ensure_all`` creates at once."""
 _DELETE_FLAG = "_delete"
 
@@ -220,18 +223,106 @@ class LineageTables:
         return True
 
     def latest_version(self, table: str) -> int:
-        """Version of the table's latest commit."""
+        """Version of the table's latest commit: of a path table, the newest commit file in
+        its ``_delta_log`` (a listing; the table's history costs a Spark job, and a run asks
+        dozens of times); else, or where the log cannot be listed, from its history."""
+        _, path = self.location(table)
+        listed = _newest_commit(self.spark, path) if path else None
+        if listed is not None:
+            return listed
         row = self.delta_table(table).history(1).select("version").first()
         return int(row["version"]) if row else -1
+
+    def recent_commits(self, table: str, count: int) -> list[dict[str, Any]]:
+        """The newest ``count`` commits of ``table``, newest first: ``version``, ``operation``,
+        ``userMetadata`` and ``operationMetrics`` of each. Of a path table, read from its
+        newest commit files (no Spark job); else, or where they cannot be read, from its
+        history."""
+        _, path = self.location(table)
+        commits = _read_commits(self.spark, path, count) if path else None
+        if commits is not None:
+            return commits
+        history = self.delta_table(table).history(count)
+        return [
+            row.asDict()
+            for row in history.select(
+                "version", "operation", "userMetadata", "operationMetrics"
+            ).collect()
+        ]
 
     def metrics_since(self, table: str, version: int) -> dict[str, int]:
         """Row counts of the latest commit if it is newer than ``version`` (a no-op MERGE may
         not commit at all), e.g. numTargetRowsInserted/Updated/Deleted."""
-        row = self.delta_table(table).history(1).select("version", "operationMetrics").first()
-        if row is None or int(row["version"]) <= version:
+        commits = self.recent_commits(table, 1)
+        if not commits or int(commits[0]["version"]) <= version:
             return {}
-        metrics: Mapping[str, str] = row["operationMetrics"] or {}
+        metrics: Mapping[str, Any] = commits[0]["operationMetrics"] or {}
         return {k: int(v) for k, v in metrics.items() if str(v).isdigit()}
+
+
+_COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
+
+
+def _commit_files(spark: SparkSession, path: str) -> tuple[Any, dict[int, Any]] | None:
+    """The file system and ``{version: path}`` of the commit files in ``path/_delta_log``
+    (``<version>.json``, 20 digits, as Delta lists them); None where nothing can be listed
+    (no JVM, as on Spark Connect; no log)."""
+    try:
+        fs, log = fs_and_path(spark, f"{path.rstrip('/')}/_delta_log")
+        if not fs.exists(log):
+            return None
+        files = {
+            int(match.group(1)): status.getPath()
+            for status in fs.listStatus(log)
+            if (match := _COMMIT_FILE.match(status.getPath().getName()))
+        }
+    except Exception:  # no file system to list: the history says it
+        return None
+    return fs, files
+
+
+def _newest_commit(spark: SparkSession, path: str) -> int | None:
+    """The newest commit version of the Delta table at ``path`` (None: not listed)."""
+    found = _commit_files(spark, path)
+    return max(found[1]) if found is not None and found[1] else None
+
+
+def _read_commits(spark: SparkSession, path: str, count: int) -> list[dict[str, Any]] | None:
+    """The commit infos of the newest ``count`` commit files, newest first (None: not read,
+    or a commit without its commit info)."""
+    found = _commit_files(spark, path)
+    if found is None or not found[1]:
+        return None
+    fs, files = found
+    commits = []
+    try:
+        for version in sorted(files, reverse=True)[:count]:
+            stream = fs.open(files[version])
+            try:
+                text = bytes(stream.readAllBytes()).decode("utf-8")
+            finally:
+                stream.close()
+            info = next(
+                (
+                    json.loads(line)["commitInfo"]
+                    for line in text.splitlines()
+                    if line.startswith('{"commitInfo"')
+                ),
+                None,
+            )
+            if info is None:
+                return None
+            commits.append(
+                {
+                    "version": version,
+                    "operation": info.get("operation"),
+                    "userMetadata": info.get("userMetadata"),
+                    "operationMetrics": info.get("operationMetrics") or {},
+                }
+            )
+    except Exception:  # removed by log cleanup meanwhile, unreadable: the history says it
+        return None
+    return commits
 
 
 def _differs(columns: Iterable[str]) -> str:

@@ -151,7 +151,29 @@ def options_digest(options: EventOptions) -> str:
 
 
 def last_watermark(tables: LineageTables, digest: str) -> tuple[Watermark | None, str]:
-    """The newest succeeded emission with ``digest``, or None and why there is none."""
+    """The newest succeeded emission with ``digest``, or None and why there is none.
+
+    When the newest emission's commit says it succeeded with ``digest`` (its userMetadata,
+    ``record_emission``), that is the answer without reading the table."""
+    for commit in tables.recent_commits(EMISSIONS_TABLE, 3):
+        try:
+            marker = json.loads(commit["userMetadata"] or "").get(_EMISSION_KEY)
+        except (ValueError, AttributeError):
+            continue  # a maintenance commit (compaction), or one without a marker
+        if (
+            isinstance(marker, dict)
+            and marker.get("status") == "succeeded"
+            and marker.get("options_digest") == digest
+        ):
+            return (
+                Watermark(
+                    marker["emission_id"],
+                    marker["queries_version"],
+                    marker["parsed_statements_version"],
+                ),
+                "",
+            )
+        break  # the newest emission is another: the table says which one counts
     emissions = tables.read(EMISSIONS_TABLE)
     row = (
         emissions.where((F.col("status") == "succeeded") & (F.col("options_digest") == digest))
@@ -404,7 +426,23 @@ def record_emission(
         "status": status,
     }
     row = tuple(values[f] for f in OPENLINEAGE_EMISSIONS.columns)
+    marker = {
+        k: values[k]
+        for k in (
+            "emission_id",
+            "status",
+            "options_digest",
+            "queries_version",
+            "parsed_statements_version",
+        )
+    }
     tables.append(
-        EMISSIONS_TABLE, tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS.schema)
+        EMISSIONS_TABLE,
+        tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS.schema),
+        metadata=json.dumps({_EMISSION_KEY: marker}, sort_keys=True),
     )
     return status
+
+
+_EMISSION_KEY = "openlineage_emission"
+"""Key of the userMetadata of an emission's commit: the watermark fields of its row."""

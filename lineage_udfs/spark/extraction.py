@@ -42,6 +42,7 @@ from lineage_udfs.spark.catalog import (
     load_catalog,
     with_statement_catalogs,
 )
+from lineage_udfs.spark.concurrency import run_concurrently
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
     LineageTables,
@@ -310,9 +311,14 @@ def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -
     merge_upsert(tables, "queries", batch.relevant.select(*QUERIES.columns))
     stats = fingerprint_stats(tables.read("queries").join(fps, FINGERPRINT, "left_semi"))
     _merge_parsed_statements(ctx, parsed, stats, fps)
-    _merge_lineage(ctx, fps)
-    _merge_quarantine(ctx, rows, fps)
-    _tally_outcomes(ctx, fps)
+    # the rest reads queries and parsed_statements only, and each part writes its own table
+    run_concurrently(
+        [
+            lambda: _merge_lineage(ctx, fps),
+            lambda: _merge_quarantine(ctx, rows, fps),
+            lambda: _tally_outcomes(ctx, fps),
+        ]
+    )
 
 
 def _tally_outcomes(ctx: RunContext, fps: DataFrame) -> None:
@@ -343,7 +349,7 @@ and the digest of its settings (``_settings_digest``)."""
 def _last_recorded_run(tables: LineageTables) -> dict[str, Any] | None:
     """The userMetadata of the newest run recorded in ``lineage_runs`` (None: none, or
     recorded without one)."""
-    for commit in tables.delta_table("lineage_runs").history(5).collect():
+    for commit in tables.recent_commits("lineage_runs", 5):
         if commit["operation"] in ("OPTIMIZE", "SET TBLPROPERTIES"):
             continue
         try:
@@ -564,7 +570,8 @@ def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
     # both edge tables derive from these rows: computed once (a read of every query row of the
     # touched fingerprints and objects, with their parse results)
     current, _ = ctx.keep(current_lineage_rows(scope_rows), checkpoint=True)
-    for table, column_level in (("table_lineage", False), ("column_lineage", True)):
+
+    def reconcile(table: str, column_level: bool) -> None:
         desired, n_desired = ctx.keep(
             lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
         )
@@ -582,6 +589,10 @@ def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
             summary.column_edges_in_scope, summary.column_edges_written = n_desired, written
         else:
             summary.table_edges_in_scope, summary.table_edges_written = n_desired, written
+
+    run_concurrently(
+        [lambda: reconcile("table_lineage", False), lambda: reconcile("column_lineage", True)]
+    )
 
 
 def _merge_quarantine(ctx: RunContext, rows: DataFrame, batch_fps: DataFrame) -> None:

@@ -23,6 +23,7 @@ the digest is computed. Either way nothing is written.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -35,6 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings
+from lineage_udfs.spark.concurrency import run_concurrently
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.graph import GraphOptions, GraphResult, PreviousRun, Scope, analyze
 from lineage_udfs.spark.schemas import TABLES
@@ -214,9 +216,9 @@ def _input_digest(tables: LineageTables) -> str:
 def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
     """The input state recorded with the components table's newest graph commit (a
     maintenance commit, e.g. auto compaction, may follow it)."""
-    for row in tables.delta_table(COMPONENTS_TABLE).history(5).select("userMetadata").collect():
+    for commit in tables.recent_commits(COMPONENTS_TABLE, 5):
         try:
-            state = json.loads(row["userMetadata"] or "")
+            state = json.loads(commit["userMetadata"] or "")
         except ValueError:
             continue
         if isinstance(state, dict) and _STATE_KEY in state:
@@ -339,16 +341,19 @@ def run_graph_stage(
         "column_closure": result.column_closure,
     }
     partial = _incremental_writes(result, scope) if scope is not None else {}
-    for table in GRAPH_TABLES:
+
+    def write(table: str) -> None:
         clock = time.perf_counter()
         if table in partial:
             rows, replaced, relabelled = partial[table]
             summary.rows_written[table] = _write_changes(tables, table, rows, replaced, relabelled)
         else:
             summary.rows_written[table] = _overwrite(tables, table, full[table])
-        summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
-    for table in GRAPH_TABLES:
         tables.compact(table)
+        summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
+
+    # four tables, each computed and written by its own jobs: at once (run_concurrently)
+    run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
     # the state last: a run that dies before this point leaves an analytics table newer than
     # the recorded version, and the next run is a full refresh
     components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)

@@ -68,8 +68,11 @@ def _jvm(spark: SparkSession) -> Any:
         return None
 
 
-def _fs_and_path(spark: SparkSession, location: str) -> tuple[Any, Any]:
+def fs_and_path(spark: SparkSession, location: str) -> tuple[Any, Any]:
+    """Hadoop's FileSystem for ``location`` and its Path (raises where there is no JVM)."""
     jvm = _jvm(spark)
+    if jvm is None:
+        raise RuntimeError("no JVM: Hadoop's FileSystem is not reachable (Spark Connect)")
     path = jvm.org.apache.hadoop.fs.Path(location)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     return path.getFileSystem(conf), path
@@ -87,7 +90,7 @@ def check_sink_writable(spark: SparkSession, sink: SinkSettings) -> None:
         return
     location = sink.base_path
     try:
-        fs, path = _fs_and_path(spark, location)
+        fs, path = fs_and_path(spark, location)
         fs.mkdirs(path)
         probe = _jvm(spark).org.apache.hadoop.fs.Path(path, f"._write_probe_{uuid.uuid4().hex}")
         fs.create(probe, True).close()
@@ -109,7 +112,7 @@ def inspect_source(spark: SparkSession, source: SourceSettings) -> SourceFiles:
     if _jvm(spark) is None:
         return SourceFiles(files=1, empty=0)  # no file system to look at: Spark reads as usual
     try:
-        fs, path = _fs_and_path(spark, source.path)
+        fs, path = fs_and_path(spark, source.path)
         statuses = fs.globStatus(path)
     except Exception as exc:
         raise InputError(
@@ -184,7 +187,7 @@ def _list_files(spark: SparkSession, location: str, most: int) -> list[list[Any]
     folders recursively), sorted; None when nothing matches, listing fails or there are more
     than ``most``."""
     try:
-        fs, path = _fs_and_path(spark, location)
+        fs, path = fs_and_path(spark, location)
         statuses = fs.globStatus(path)
         if statuses is None or len(statuses) == 0:
             return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.delta import LineageTables
@@ -139,3 +140,35 @@ def test_catalog_table_names_instead_of_paths(
     assert ("raw.s", "mart.t", "query") in edges
     assert spark.table("lineage_it.lineage_runs").count() == 1
     assert not (tmp_path / "unused").exists()
+
+
+def test_latest_version_from_the_log_listing_is_the_history_version(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Past a checkpoint and with old commit files removed, the newest commit file is still the
+    version the table's history gives."""
+    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "w")))
+    tables.ensure("lineage_runs")
+    row = spark.range(1).select(
+        *[F.lit(None).cast(f.dataType).alias(f.name) for f in TABLES["lineage_runs"].schema]
+    )
+    log = tmp_path / "w" / "lineage_runs" / "_delta_log"
+    for n in range(1, 13):  # Delta writes a checkpoint at version 10
+        tables.append("lineage_runs", row, metadata=json.dumps({"n": n}))
+        history = tables.delta_table("lineage_runs").history(1).first()
+        assert history is not None and tables.latest_version("lineage_runs") == history["version"]
+        assert tables.latest_version("lineage_runs") == n
+    assert any(p.name.endswith(".checkpoint.parquet") for p in log.iterdir())
+    (log / f"{1:020d}.json").unlink()  # cleaned up by log retention
+    assert tables.latest_version("lineage_runs") == 12
+
+    fields = ("version", "operation", "userMetadata", "operationMetrics")
+    history = tables.delta_table("lineage_runs").history(3).select(*fields).collect()
+    assert tables.recent_commits("lineage_runs", 3) == [r.asDict() for r in history]
+    assert [
+        json.loads(c["userMetadata"])["n"] for c in tables.recent_commits("lineage_runs", 3)
+    ] == [
+        12,
+        11,
+        10,
+    ]

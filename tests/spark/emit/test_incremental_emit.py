@@ -6,6 +6,7 @@ http transport against the test collector, and the ``openlineage_emissions`` wat
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -13,12 +14,14 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW, T0
 
 from lineage_udfs.emit.events import query_run_from_dict, run_id_for
 from lineage_udfs.settings import JobSettings, SinkSettings
 from lineage_udfs.spark.delta import LineageTables, merge_upsert
+from lineage_udfs.spark.emission_scope import EMISSIONS_TABLE, Watermark, last_watermark
 from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage
 from lineage_udfs.spark.schemas import TABLES
 
@@ -376,3 +379,24 @@ def test_emit_incremental_on_catalog_tables(
     assert _run_ids(events) == {_run_id(Q6)}
     assert spark.table("lineage_ol_it.openlineage_emissions").count() == 2
     assert not (tmp_path / "unused").exists()
+
+
+def test_the_watermark_read_from_the_newest_commit_is_the_table_s(
+    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+) -> None:
+    settings = _settings(tables, collector, tmp_path / "spool")
+    _emit(spark, settings, collector)
+    _upsert(spark, tables, "queries", [Q6])
+    _emit(spark, settings, collector)
+    newest = tables.read(EMISSIONS_TABLE).orderBy(F.col("ended_at").desc()).first()
+    assert newest is not None and newest.status == "succeeded"
+    marker = json.loads(tables.recent_commits(EMISSIONS_TABLE, 1)[0]["userMetadata"])
+    assert marker["openlineage_emission"]["emission_id"] == newest.emission_id
+    watermark, _ = last_watermark(tables, newest.options_digest)
+    assert watermark == Watermark(
+        newest.emission_id, newest.queries_version, newest.parsed_statements_version
+    )
+    assert last_watermark(tables, "other options") == (
+        None,
+        "event options changed since the last emission",
+    )
