@@ -8,8 +8,9 @@ from several threads of one application; a large job still gets the cores it can
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -33,3 +34,11 @@ def run_concurrently(actions: Sequence[Callable[[], T]], threads: int = MAX_THRE
         if error is not None:
             raise error
     return [f.result() for f in futures]
+
+
+@contextmanager
+def in_background(action: Callable[[], T]) -> Iterator[Future[T]]:
+    """Run ``action`` in a thread while the block runs; leaving the block waits for it (also
+    when the block raises: a background write is not cut off in the middle of a commit)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(action)

@@ -42,7 +42,7 @@ from lineage_udfs.spark.catalog import (
     load_catalog,
     with_statement_catalogs,
 )
-from lineage_udfs.spark.concurrency import run_concurrently
+from lineage_udfs.spark.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.delta import (
     DEFINITION_EDGE_KINDS,
     LineageTables,
@@ -171,29 +171,44 @@ def _versions(ctx: RunContext) -> dict[str, int]:
 
 
 def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
-    """Run the stages; returns the written tables' versions before the run wrote them."""
-    with ctx.stage("setup"):
-        ctx.tables.ensure_all()
-        versions = _versions(ctx)
-        inputs.catalog = _catalog(ctx, inputs)
-        if ctx.settings.execution.skip_unchanged_input:
-            ctx.summary.input_listing = input_listing(ctx.spark, ctx.settings.sources)
-            ctx.summary.unchanged_since = _unchanged_since(ctx, versions)
-    if ctx.summary.unchanged_since is not None:
-        ctx.summary.stored_already = True
-        logger.info(
-            "the input files and settings are those of run %s, and no lineage table was"
-            " written since: nothing to read",
-            ctx.summary.unchanged_since,
-        )
-        return versions
-    with ctx.stage("read"):
-        rows = _read(ctx, inputs)
-    partitions = ctx.summary.shuffle_partitions
-    shuffle = str(partitions) if partitions else None
-    with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}):
-        with ctx.stage("prepare"):
+    """Run the stages; returns the written tables' versions before the run wrote them.
+
+    On a new warehouse (no ``lineage_runs`` yet, no incremental source: nothing to compare
+    with, no watermark to read) the tables are created while the log is read and prepared:
+    creating a dozen Delta tables is mostly the driver's work, reading the log the cores'."""
+    settings, summary = ctx.settings, ctx.summary
+    if settings.execution.skip_unchanged_input:
+        summary.input_listing = input_listing(ctx.spark, settings.sources)
+    fresh = not any(s.incremental for s in settings.sources) and not ctx.tables.exists(
+        "lineage_runs"
+    )
+    with in_background(ctx.tables.ensure_all if fresh else _nothing) as creating:
+        versions: dict[str, int] = {}
+        if not fresh:
+            with ctx.stage("setup"):
+                ctx.tables.ensure_all()
+                versions = _setup(ctx, inputs)
+                if summary.input_listing is not None:
+                    summary.unchanged_since = _unchanged_since(ctx, versions)
+        if summary.unchanged_since is not None:
+            summary.stored_already = True
+            logger.info(
+                "the input files and settings are those of run %s, and no lineage table was"
+                " written since: nothing to read",
+                summary.unchanged_since,
+            )
+            return versions
+        with ctx.stage("read"):
+            rows = _read(ctx, inputs)
+        partitions = summary.shuffle_partitions
+        shuffle = str(partitions) if partitions else None
+        with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}), ctx.stage("prepare"):
             batch = _prepare(ctx, rows)
+        if fresh:
+            with ctx.stage("setup"):
+                creating.result()  # raises what creating the tables raised
+                versions = _setup(ctx, inputs)
+    with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}):
         with ctx.stage("parse"):
             parsed = _parse(ctx, batch, inputs.catalog)
         with ctx.stage("write"):
@@ -203,6 +218,18 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
                 _tally_outcomes(ctx, batch.fingerprints)
             else:
                 _write(ctx, rows, batch, parsed)
+    return versions
+
+
+def _nothing() -> None:
+    return None
+
+
+def _setup(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
+    """The written tables' versions before the run (its tables exist), and the catalog
+    imported."""
+    versions = _versions(ctx)
+    inputs.catalog = _catalog(ctx, inputs)
     return versions
 
 

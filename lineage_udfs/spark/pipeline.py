@@ -31,6 +31,7 @@ from lineage_udfs.emit.config import openlineage_secrets
 from lineage_udfs.emit.spool import ReplaySummary
 from lineage_udfs.logging_setup import configure_logging, log_failure
 from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.spark.concurrency import in_background
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.extraction import extract
 from lineage_udfs.spark.graph import reach_paths
@@ -177,16 +178,23 @@ class ExtractOutcome:
 def run_extract(
     spark: SparkSession, settings: JobSettings, environ: Mapping[str, str] = os.environ
 ) -> ExtractOutcome:
-    """Extraction, then the graph stage and the emission where the settings enable them."""
+    """Extraction, then the graph stage and the emission where the settings enable them.
+
+    The two read what the extraction wrote and write tables of their own (the emission reads
+    no graph table), so they run at once; when one fails, the other still finishes (the graph
+    stage's failure is raised first)."""
     run = extract(spark, settings, environ)
-    graph = None
-    if settings.graph.enabled:
-        graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)
-    emitted = None
-    if settings.openlineage.enabled:
-        secrets = openlineage_secrets(settings.openlineage, environ)
-        emitted = emit_openlineage(spark, settings, secrets)
-    return ExtractOutcome(run, graph, emitted)
+    ol = settings.openlineage
+    secrets = openlineage_secrets(ol, environ) if ol.enabled else {}
+
+    def emit() -> EmitSummary | None:
+        return emit_openlineage(spark, settings, secrets) if ol.enabled else None
+
+    with in_background(emit) as emitting:
+        graph = None
+        if settings.graph.enabled:
+            graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)
+    return ExtractOutcome(run, graph, emitting.result())
 
 
 def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool) -> GraphSummary:

@@ -174,12 +174,13 @@ class RunContext:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Time the block as stage ``name`` of the summary."""
+        """Time the block as stage ``name`` of the summary (added to its earlier blocks)."""
         started = time.perf_counter()
         try:
             yield
         finally:
-            self.summary.stage_seconds[name] = round(time.perf_counter() - started, 3)
+            seconds = self.summary.stage_seconds.get(name, 0.0) + time.perf_counter() - started
+            self.summary.stage_seconds[name] = round(seconds, 3)
 
     def keep(self, frame: DataFrame, *, checkpoint: bool = False) -> tuple[DataFrame, int]:
         """Compute ``frame`` once, stored at the run's level, and count it. ``checkpoint`` cuts
