@@ -268,4 +268,6 @@ def test_second_run_changes_no_lineage_table(
     assert outcome.first.changed and not outcome.second.changed
     runs = outcome.after_second["lineage_runs"]
     assert [r.run_id for r in runs] == [outcome.first.run_id]
-    assert runs[0].input_fingerprint == outcome.second.input_fingerprint
+    # the files and settings are the first run's: the second read nothing
+    assert outcome.second.unchanged_since == outcome.first.run_id
+    assert outcome.second.rows_read == 0 and runs[0].rows_read == outcome.first.rows_read
