@@ -673,26 +673,36 @@ def upstream_within(
     of ``tag`` within ``hops[tag]`` hops over the ``(src, dst)`` edges (the seeds included).
 
     One join per hop with only the previous hop's new nodes as the frontier: cheap while the
-    seeds' upstream is small, however large the graph.
+    seeds' upstream is small, however large the graph. The reversed edges are computed once
+    (each hop would otherwise read and deduplicate the edge tables again).
     """
     reached = _cut(seeds.select("node", "tag").distinct(), options)
-    frontier = reached
-    reverse = edges.select(F.col("dst").alias("node"), F.col("src").alias("up")).distinct()
+    frontier, size = reached, reached.count()
+    reverse = _cut(
+        edges.select(F.col("dst").alias("node"), F.col("src").alias("up")).distinct(), options
+    )
     for hop in range(1, max(hops.values(), default=0) + 1):
         live = [tag for tag, budget in hops.items() if budget >= hop]
+        # a small frontier is broadcast: the edges are scanned, not shuffled, at every hop
+        side = frontier.where(F.col("tag").isin(live))
+        side = F.broadcast(side) if size <= BROADCAST_FRONTIER_ROWS else side
         found = (
-            frontier.where(F.col("tag").isin(live))
-            .join(reverse, "node")
+            reverse.join(side, "node")
             .select(F.col("up").alias("node"), "tag")
             .distinct()
             .join(reached, ["node", "tag"], "left_anti")
         )
         found = _cut(found, options)
-        if found.isEmpty():
+        size = found.count()
+        if not size:
             break
         reached = _cut(reached.unionByName(found), options)
         frontier = found
     return reached
+
+
+BROADCAST_FRONTIER_ROWS = 1_000_000
+"""Frontier rows of ``upstream_within`` broadcast to the edges at most (a few tens of MB)."""
 
 
 def incremental_scope(
