@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings
-from lineage_udfs.spark.concurrency import run_concurrently
+from lineage_udfs.spark.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.delta import LineageTables
 from lineage_udfs.spark.graph import GraphOptions, GraphResult, PreviousRun, Scope, analyze
 from lineage_udfs.spark.schemas import TABLES
@@ -191,14 +191,14 @@ def _input_versions(tables: LineageTables) -> dict[str, int]:
     return {table: tables.latest_version(table) for table in GRAPH_INPUTS}
 
 
-def _input_digest(tables: LineageTables) -> str:
-    """An order-independent digest of the distinct edges the graph reads (two 32-bit hash
-    sums and the count per table): equal when the graph's input is equal."""
+def _input_digest(tables: LineageTables, versions: dict[str, int]) -> str:
+    """An order-independent digest of the distinct edges the graph reads, at ``versions`` (two
+    32-bit hash sums and the count per table): equal when the graph's input is equal."""
     parts = []
     for table, columns in GRAPH_INPUTS.items():
         h = F.xxhash64(F.to_json(F.struct(*columns)))
         row = (
-            tables.read(table)
+            tables.read(table, version=versions[table])
             .select(*columns)
             .distinct()
             .agg(
@@ -237,9 +237,11 @@ def _previous_run(
 ) -> PreviousRun | None:
     """What the last run was computed from and stored, or None (with one INFO line saying
     why) when the next run must be a full refresh."""
+    if tables.latest_version(COMPONENTS_TABLE) == 0:
+        return None  # first run (the table as created): nothing to be incremental against
     components = tables.read(COMPONENTS_TABLE)
     if components.isEmpty():
-        return None  # first run: nothing to be incremental against
+        return None  # nothing stored: nothing to be incremental against
     why = None
     if state is None or "outputs" not in state or "input_ids" not in state:
         why = "no recorded input state"
@@ -322,9 +324,11 @@ def run_graph_stage(
     stored = None if full_refresh else _stored_state(tables)
     if stored is not None and stored[_STATE_KEY] == versions:
         return _unchanged(stored, started, "same edge table versions")
-    digest = _input_digest(tables)
-    if stored is not None and stored.get("digest") == digest:
-        return _unchanged(stored, started, "same edges")
+    digest = None
+    if stored is not None:  # else: nothing to compare with; computed with the writes
+        digest = _input_digest(tables, versions)
+        if stored.get("digest") == digest:
+            return _unchanged(stored, started, "same edges")
     previous = None if full_refresh else _previous_run(tables, stored, options)
     result, scope = analyze(
         tables.read("table_lineage"),
@@ -352,8 +356,11 @@ def run_graph_stage(
         tables.compact(table)
         summary.step_seconds[f"write:{table}"] = time.perf_counter() - clock
 
-    # four tables, each computed and written by its own jobs: at once (run_concurrently)
-    run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
+    # four tables, each computed and written by its own jobs, and the input's digest where it
+    # is not known yet: at once
+    with in_background(lambda: digest or _input_digest(tables, versions)) as digesting:
+        run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
+    digest = digesting.result()
     # the state last: a run that dies before this point leaves an analytics table newer than
     # the recorded version, and the next run is a full refresh
     components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
