@@ -24,6 +24,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any
@@ -182,14 +183,14 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
     fresh = not any(s.incremental for s in settings.sources) and not ctx.tables.exists(
         "lineage_runs"
     )
-    with in_background(ctx.tables.ensure_all if fresh else _nothing) as creating:
+    creating = in_background(ctx.tables.ensure_all) if fresh else nullcontext(None)
+    with creating as created:
         versions: dict[str, int] = {}
-        if not fresh:
+        if created is None:
             with ctx.stage("setup"):
                 ctx.tables.ensure_all()
                 versions = _setup(ctx, inputs)
-                if summary.input_listing is not None:
-                    summary.unchanged_since = _unchanged_since(ctx, versions)
+                summary.unchanged_since = _unchanged_since(ctx, versions)
         if summary.unchanged_since is not None:
             summary.stored_already = True
             logger.info(
@@ -204,9 +205,9 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
         shuffle = str(partitions) if partitions else None
         with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}), ctx.stage("prepare"):
             batch = _prepare(ctx, rows)
-        if fresh:
+        if created is not None:
             with ctx.stage("setup"):
-                creating.result()  # raises what creating the tables raised
+                created.result()  # raises what creating the tables raised
                 versions = _setup(ctx, inputs)
     with session_confs(ctx.spark, {SHUFFLE_PARTITIONS_CONF: shuffle}):
         with ctx.stage("parse"):
@@ -219,10 +220,6 @@ def _stages(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:
             else:
                 _write(ctx, rows, batch, parsed)
     return versions
-
-
-def _nothing() -> None:
-    return None
 
 
 def _setup(ctx: RunContext, inputs: _Inputs) -> dict[str, int]:

@@ -146,6 +146,11 @@ def inspect_source(spark: SparkSession, source: SourceSettings) -> SourceFiles:
     return SourceFiles(files=len(files), empty=empty)
 
 
+def names_catalog_table(source: SourceSettings) -> bool:
+    """A Delta source whose path is a table name in the catalog (no ``/``, no scheme)."""
+    return source.format == "delta" and "/" not in source.path and ":" not in source.path
+
+
 LISTED_FILES_MAX = 10_000
 """Files listed at most for :func:`input_listing`; a larger input is read to be compared."""
 
@@ -165,13 +170,12 @@ def input_listing(spark: SparkSession, sources: Sequence[SourceSettings]) -> str
         return None
     listing: list[Any] = []
     for source in enabled:
-        if source.format == "jdbc" or (
-            source.format == "delta" and "/" not in source.path and ":" not in source.path
-        ):
+        if source.format == "jdbc" or names_catalog_table(source):
             return None
-        paths = [source.path, *source.extra_paths.values()]
         if source.format == "delta":
             paths = [f"{source.path.rstrip('/')}/_delta_log"]
+        else:
+            paths = [source.path, *source.extra_paths.values()]
         for location in paths:
             files = _list_files(spark, location, LISTED_FILES_MAX - len(listing))
             if files is None:

@@ -22,7 +22,7 @@ from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
 from lineage_udfs.sources.jdbc import read_jdbc
 from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
-from lineage_udfs.spark.preflight import TEXT_FORMATS, inspect_source
+from lineage_udfs.spark.preflight import TEXT_FORMATS, inspect_source, names_catalog_table
 from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
 from lineage_udfs.spark.watermark import IncrementalRead
 
@@ -318,8 +318,8 @@ def _read_raw(spark: SparkSession, source: SourceSettings, password: str | None)
             )
         if fmt == "parquet":
             return spark.read.options(**source.options).parquet(source.path)
-        if "/" not in source.path and ":" not in source.path:
-            return spark.read.table(source.path)  # a catalog table name
+        if names_catalog_table(source):
+            return spark.read.table(source.path)
         return spark.read.options(**source.options).format("delta").load(source.path)
     except InputError:
         raise

@@ -186,6 +186,7 @@ def test_a_rerun_on_unchanged_files_reads_nothing(spark: SparkSession, tmp_path:
     )
     compared = extract(spark, off)  # reads and compares: stored already, nothing written
     assert compared.unchanged_since is None and compared.rows_read == 3
+    assert compared.input_fingerprint == first.input_fingerprint  # the same rows, read again
     assert compared.stored_already and not compared.changed
 
     renamed = source.model_copy(update={"defaults": {"source_system": "spark://other"}})
