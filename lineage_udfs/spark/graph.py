@@ -459,10 +459,10 @@ def table_graph(edges: DataFrame, ids: DataFrame, n: int, components: DataFrame)
 
 
 def column_graph(
-    column_lineage: DataFrame, components: DataFrame, options: GraphOptions
+    edges: DataFrame, components: DataFrame, options: GraphOptions
 ) -> tuple[ColumnGraph, DataFrame]:
-    """The arrays of the column graph, and its ``(name, id)`` refs (``dense_ids``)."""
-    edges = _cut(column_edges_of(column_lineage), options)
+    """The arrays of the column graph of ``edges`` (``column_edges_of``, materialized), and
+    its ``(name, id)`` refs (``dense_ids``)."""
     ids, n = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
     parts = F.split(F.col("name"), _SEP)
     nodes = _by_id(
@@ -624,18 +624,20 @@ def _keys_of(names: DataFrame, ids: DataFrame) -> Ids:
 
 @dataclass(frozen=True, slots=True)
 class PreviousRun:
-    """What the last run was computed from, and what it stored.
+    """How the edges changed since the last run, and what that run stored.
 
     Attributes:
-        table_lineage: the table edges as of the last run (``source_table``, ``target_table``,
-            ``edge_kind``).
-        column_lineage: the column edges as of the last run.
+        table_changes: the table edge triples (``source_table``, ``target_table``,
+            ``edge_kind``) in the last run's edges or the current ones but not both; may hold
+            some in both (a superset only widens the scope: the result is the same).
+        column_changes: the same for the column edges (``source_table``, ``source_column``,
+            ``target_table``, ``target_column``, ``transformation_type``).
         components: the stored ``graph_components`` (``component_id``, ``signature``).
         nodes: the stored ``lineage_nodes`` (``node``, ``component_id``).
     """
 
-    table_lineage: DataFrame
-    column_lineage: DataFrame
+    table_changes: DataFrame
+    column_changes: DataFrame
     components: DataFrame
     nodes: DataFrame
 
@@ -661,8 +663,8 @@ class Scope:
     relabelled: DataFrame
 
 
-def _changed_edges(old: DataFrame, new: DataFrame, options: GraphOptions) -> DataFrame:
-    """Rows in one of ``old`` and ``new`` but not the other (both distinct)."""
+def changed_rows(old: DataFrame, new: DataFrame, options: GraphOptions) -> DataFrame:
+    """Rows in one of ``old`` and ``new`` but not the other (both distinct), materialized."""
     return _cut(old.subtract(new).unionByName(new.subtract(old)), options)
 
 
@@ -673,14 +675,13 @@ def upstream_within(
     of ``tag`` within ``hops[tag]`` hops over the ``(src, dst)`` edges (the seeds included).
 
     One join per hop with only the previous hop's new nodes as the frontier: cheap while the
-    seeds' upstream is small, however large the graph. The reversed edges are computed once
-    (each hop would otherwise read and deduplicate the edge tables again).
+    seeds' upstream is small, however large the graph. ``edges`` should be materialized (each
+    hop scans them).
     """
     reached = _cut(seeds.select("node", "tag").distinct(), options)
     frontier, size = reached, reached.count()
-    reverse = _cut(
-        edges.select(F.col("dst").alias("node"), F.col("src").alias("up")).distinct(), options
-    )
+    # not deduplicated: a repeated edge only repeats a found row, and the found rows are
+    reverse = edges.select(F.col("dst").alias("node"), F.col("src").alias("up"))
     for hop in range(1, max(hops.values(), default=0) + 1):
         live = [tag for tag, budget in hops.items() if budget >= hop]
         # a small frontier is broadcast: the edges are scanned, not shuffled, at every hop
@@ -707,14 +708,15 @@ BROADCAST_FRONTIER_ROWS = 1_000_000
 
 def incremental_scope(
     previous: PreviousRun,
-    table_lineage: DataFrame,
-    column_lineage: DataFrame,
+    edges: DataFrame,
+    column_edges: DataFrame,
     components: DataFrame,
     stale: DataFrame,
     options: GraphOptions,
 ) -> Scope:
-    """Which stored rows can differ from a full refresh's after the edges changed from
-    ``previous``'s to these.
+    """Which stored rows can differ from a full refresh's after the edges changed by
+    ``previous``'s changes to these: ``edges`` (``table_edges_of``) and ``column_edges``
+    (``column_edges_of``) of the current edge tables, both materialized.
 
     A closure row ``(a, d, distance, truncated)`` is a function of ``a``'s ball: the nodes ``a``
     reaches within ``max_depth`` hops, each at its fewest hops (the cap keeps the nearest of
@@ -740,26 +742,17 @@ def incremental_scope(
     id a full refresh gives; ``relabelled`` lists the nodes whose id changed (components
     merged or split).
     """
-    triples = ("source_table", "target_table", "edge_kind")
-
-    def table_triples(frame: DataFrame) -> DataFrame:
-        return (
-            frame.select(*triples)
-            .where(F.col("source_table").isNotNull() & F.col("target_table").isNotNull())
-            .distinct()
-        )
-
-    changed = _changed_edges(
-        table_triples(previous.table_lineage), table_triples(table_lineage), options
-    ).select(F.col("source_table").alias("src"), F.col("target_table").alias("dst"))
-    both = table_edges_of(previous.table_lineage).unionByName(table_edges_of(table_lineage))
+    changed = _cut(table_edges_of(previous.table_changes), options)
+    # the union of the old and the new edges: the new ones and the changed ones (each changed
+    # edge is in one of the two)
+    both = edges.unionByName(changed)
     seeds = (
         changed.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
         .unionByName(changed.select(F.col("src").alias("node"), F.lit("paths").alias("tag")))
         .unionByName(changed.select(F.col("dst").alias("node"), F.lit("paths").alias("tag")))
     )
     reached = upstream_within(
-        both.distinct(),
+        both,
         seeds,
         {"closure": options.max_depth - 1, "paths": options.max_depth},
         options,
@@ -769,12 +762,10 @@ def incremental_scope(
     )
     path_roots = _cut(reached.where("tag = 'paths'").select(F.col("node").alias("root")), options)
 
-    old_columns = column_edges_of(previous.column_lineage)
-    new_columns = column_edges_of(column_lineage)
-    changed_columns = _changed_edges(old_columns, new_columns, options)
+    changed_columns = _cut(column_edges_of(previous.column_changes), options)
     column_seeds = changed_columns.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
     column_reached = upstream_within(
-        old_columns.select("src", "dst").unionByName(new_columns.select("src", "dst")),
+        column_edges.select("src", "dst").unionByName(changed_columns.select("src", "dst")),
         column_seeds,
         {"closure": options.max_depth - 1},
         options,
@@ -859,6 +850,8 @@ def analyze(
         logger.info("graph step %s: %.1f s", step, seconds[step])
 
     edges = _cut(table_edges_of(table_lineage), options)
+    # the distinct column edges, materialized once for the incremental scope and the arrays
+    column_edges = functools.cache(lambda: _cut(column_edges_of(column_lineage), options))
     ids, n_nodes = dense_ids(
         edges.select(F.col("src").alias("name")).union(edges.select("dst")), options
     )
@@ -872,9 +865,7 @@ def analyze(
             signatures.select("component_id"), "component_id", "left_anti"
         )
         stale = _cut(changed.union(gone).distinct(), options)
-        scope = incremental_scope(
-            previous, table_lineage, column_lineage, components, stale, options
-        )
+        scope = incremental_scope(previous, edges, column_edges(), components, stale, options)
     lap("components")
     scoped = components.join(changed, "component_id")
     keyed = _cut(edges.join(scoped.withColumnRenamed("id", "src"), "src"), options)
@@ -912,7 +903,7 @@ def analyze(
     paths = _in_tasks(
         spark, functools.partial(_path_rows, options), tables, roots, PATH_CHUNK, _PATHS_SCHEMA
     )
-    columns, column_ids = column_graph(column_lineage, components, options)
+    columns, column_ids = column_graph(column_edges(), components, options)
     if scope is not None:
         column_sources = _keys_of(
             scope.column_sources.select(

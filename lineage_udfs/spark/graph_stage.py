@@ -2,14 +2,15 @@
 
 Incremental by default. The components table's commit records the edge tables' versions (and
 ids) the stored analytics were computed from, and the analytics tables' versions after the
-run. The next run reads the edges of those versions by Delta time travel, diffs them with the
-current ones and recomputes only the rows a changed edge can affect (``graph.incremental_scope``:
-the closures of the ancestors within reach of a changed edge, the paths of the roots within
-reach, ``lineage_nodes`` of the components whose edges changed, and the component id of rows
-whose component merged or split). It falls back to a full refresh, with one INFO line, when
-the recorded state is missing, the last run did not finish (an analytics table moved on since
-the recorded version), an edge table was replaced, or time travel fails (versions vacuumed).
-``full_refresh`` recomputes everything.
+run. The next run reads which edges appeared or went since those versions from the edge tables'
+change data feed (where the feed cannot say, it reads the edges of those versions by Delta time
+travel and diffs them with the current ones) and recomputes only the rows a changed edge can
+affect (``graph.incremental_scope``: the closures of the ancestors within reach of a changed
+edge, the paths of the roots within reach, ``lineage_nodes`` of the components whose edges
+changed, and the component id of rows whose component merged or split). It falls back to a
+full refresh, with one INFO line, when the recorded state is missing, the last run did not
+finish (an analytics table moved on since the recorded version), an edge table was replaced,
+or time travel fails (versions vacuumed). ``full_refresh`` recomputes everything.
 
 Each analytics table gets at most one commit per run: one MERGE deletes the stored rows that
 differ from the recomputed ones and inserts the new ones; a table whose rows did not change
@@ -17,8 +18,9 @@ gets none. The components table is written last, so a run that dies halfway is d
 redone in full by the next one.
 
 A run whose input did not change returns at once: same edge table versions: nothing is read;
-other versions but the same digest of the edges (a run that only updated usage stats): only
-the digest is computed. Either way nothing is written.
+other versions but no edge that appeared or went (a run that only updated usage stats): only
+the change, or where the feed cannot say, a digest of the edges is computed. Either way
+nothing is written.
 """
 
 from __future__ import annotations
@@ -32,13 +34,20 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.graph import GraphOptions, GraphResult, PreviousRun, Scope, analyze
+from lineage_udfs.spark.graph import (
+    GraphOptions,
+    GraphResult,
+    PreviousRun,
+    Scope,
+    analyze,
+    changed_rows,
+)
 from lineage_udfs.spark.schemas import TABLES
 
 logger = logging.getLogger(__name__)
@@ -96,10 +105,15 @@ def graph_options(settings: GraphSettings) -> GraphOptions:
     )
 
 
-def _keyed(rows: DataFrame, keys: DataFrame, key: list[str], how: str) -> DataFrame:
+def _keyed(
+    rows: DataFrame, keys: DataFrame, key: list[str], how: str, *, broadcast: bool = False
+) -> DataFrame:
     """``rows`` joined with the distinct ``keys`` on the ``key`` columns, nulls equal to
-    nulls (a column ref may have no column name); keeps the non-key columns of ``keys``."""
+    nulls (a column ref may have no column name); keeps the non-key columns of ``keys``.
+    ``broadcast``: ``keys`` are few (the rows are scanned, not shuffled)."""
     right = keys.distinct().select(*[F.col(c).alias(f"_k_{c}") for c in keys.columns])
+    if broadcast:
+        right = F.broadcast(right)
     condition = None
     for c in key:
         term = rows[c].eqNullSafe(right[f"_k_{c}"])
@@ -191,12 +205,16 @@ def _input_versions(tables: LineageTables) -> dict[str, int]:
     return {table: tables.latest_version(table) for table in GRAPH_INPUTS}
 
 
+def _edge_hash(columns: tuple[str, ...]) -> Column:
+    return F.xxhash64(F.to_json(F.struct(*columns)))
+
+
 def _input_digest(tables: LineageTables, versions: dict[str, int]) -> str:
-    """An order-independent digest of the distinct edges the graph reads, at ``versions`` (two
-    32-bit hash sums and the count per table): equal when the graph's input is equal."""
+    """An order-independent digest of the distinct edges the graph reads, at ``versions`` (the
+    count and two 32-bit hash sums per table): equal when the graph's input is equal."""
     parts = []
     for table, columns in GRAPH_INPUTS.items():
-        h = F.xxhash64(F.to_json(F.struct(*columns)))
+        h = _edge_hash(columns)
         row = (
             tables.read(table, version=versions[table])
             .select(*columns)
@@ -209,8 +227,125 @@ def _input_digest(tables: LineageTables, versions: dict[str, int]) -> str:
             .first()
         )
         assert row is not None  # an aggregate without grouping has one row
-        parts.append(f"{table}:{row[0]}:{row[1] or 0:x}:{row[2] or 0:x}")
+        parts.append(_digest_part(table, row[0], row[1] or 0, row[2] or 0))
     return ";".join(parts)
+
+
+def _digest_part(table: str, count: int, low: int, high: int) -> str:
+    return f"{table}:{count}:{low:x}:{high:x}"
+
+
+def _updated_digest(digest: str | None, deltas: dict[str, tuple[int, int, int]]) -> str | None:
+    """``digest`` (``_input_digest``'s) after adding the per-table ``(count, low, high)``
+    deltas of the edges that appeared less those that went; None where ``digest`` is not one."""
+    if not digest:
+        return None
+    parts = []
+    try:
+        for part in digest.split(";"):
+            table, count, low, high = part.split(":")
+            d_count, d_low, d_high = deltas.get(table, (0, 0, 0))
+            parts.append(
+                _digest_part(
+                    table, int(count) + d_count, int(low, 16) + d_low, int(high, 16) + d_high
+                )
+            )
+    except ValueError:
+        return None
+    return ";".join(parts)
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """The edges whose presence changed since the last graph run, per edge table (the
+    ``GRAPH_INPUTS`` columns, materialized), and the input digest after the change (None:
+    not known from the change)."""
+
+    rows: dict[str, DataFrame]
+    digest: str | None
+    empty: bool
+
+
+def _changes_from_feed(
+    tables: LineageTables, stored: dict[str, Any], versions: dict[str, int], options: GraphOptions
+) -> _Changes | None:
+    """Which edges appeared or went between the stored run's versions and ``versions``, from
+    the edge tables' change data feed; None (with one INFO line) where the feed cannot say
+    (not recorded for the whole range, files vacuumed, or a table replaced since).
+
+    Per edge (the graph's columns of a row): the feed's rows of the range give the change in
+    its row count (inserts and update postimages add one, deletes and update preimages take
+    one away); the current count of the edges whose count changed is read from the table
+    (a broadcast join: one scan, no shuffle of the table). An edge changed when it had rows
+    before (current count less the change) and has none now, or the reverse. So only the
+    changed rows and one scan of each edge table are read, not both versions of every edge.
+    """
+    then = stored[_STATE_KEY]
+    if any(_table_id(tables, t) != i for t, i in stored.get("input_ids", {}).items()):
+        return None  # a replaced table: its feed does not continue the old one's
+    if set(stored.get("input_ids", {})) != set(GRAPH_INPUTS):
+        return None
+    rows: dict[str, DataFrame] = {}
+    deltas: dict[str, tuple[int, int, int]] = {}
+    empty = True
+    try:
+        for table, columns in GRAPH_INPUTS.items():
+            start, end = int(then[table]) + 1, versions[table]
+            if start > end:
+                return None  # the table's history went back: not a continuation
+            sign = F.when(F.col("_change_type").isin("insert", "update_postimage"), 1).otherwise(-1)
+            net = _materialized(
+                tables.changes(table, start, end)
+                .groupBy(*columns)
+                .agg(F.sum(sign).alias("_delta"))
+                .where(F.col("_delta") != 0),
+                options,
+            )
+            key = list(columns)
+            now = (
+                _keyed(tables.read(table).select(*columns), net.select(*columns), key,
+                       "left_semi", broadcast=True)
+                .groupBy(*columns)
+                .agg(F.count(F.lit(1)).alias("_now"))
+            )  # fmt: skip
+            present = F.coalesce(F.col("_now"), F.lit(0))
+            changed = _materialized(
+                _keyed(net, now, key, "left")
+                .where((present > 0) != (present - F.col("_delta") > 0))
+                .select(*columns, (present > 0).alias("_added")),
+                options,
+            )
+            h = _edge_hash(columns)
+            signed = F.when(F.col("_added"), 1).otherwise(-1)
+            totals = changed.agg(
+                F.count(F.lit(1)),
+                F.sum(signed),
+                F.sum(signed * h.bitwiseAND(F.lit(0xFFFFFFFF))),
+                F.sum(signed * F.shiftrightunsigned(h, 32)),
+            ).first()
+            assert totals is not None  # an aggregate without grouping has one row
+            empty = empty and not totals[0]
+            deltas[table] = (int(totals[1] or 0), int(totals[2] or 0), int(totals[3] or 0))
+            rows[table] = changed.drop("_added")
+    except (PySparkException, Py4JJavaError) as exc:
+        logger.info(
+            "graph: the edge tables' change data feed cannot say what changed since the last"
+            " graph run (versions %s): %s; comparing the edges instead",
+            then,
+            _first_line(exc),
+        )
+        return None
+    return _Changes(rows, _updated_digest(stored.get("digest"), deltas), empty)
+
+
+def _materialized(frame: DataFrame, options: GraphOptions) -> DataFrame:
+    return frame.checkpoint() if options.reliable_checkpoints else frame.localCheckpoint()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc.java_exception) if isinstance(exc, Py4JJavaError) else str(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return first[:300]
 
 
 def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
@@ -233,10 +368,15 @@ def _table_id(tables: LineageTables, table: str) -> str:
 
 
 def _previous_run(
-    tables: LineageTables, state: dict[str, Any] | None, options: GraphOptions
+    tables: LineageTables,
+    state: dict[str, Any] | None,
+    options: GraphOptions,
+    changes: _Changes | None,
 ) -> PreviousRun | None:
-    """What the last run was computed from and stored, or None (with one INFO line saying
-    why) when the next run must be a full refresh."""
+    """How the edges changed since the last run (``changes``, from the change data feed; where
+    None, the edges of the versions the last run read are compared with the current ones) and
+    what it stored; or None (with one INFO line saying why) when the next run must be a full
+    refresh."""
     if tables.latest_version(COMPONENTS_TABLE) == 0:
         return None  # first run (the table as created): nothing to be incremental against
     components = tables.read(COMPONENTS_TABLE)
@@ -247,33 +387,33 @@ def _previous_run(
         why = "no recorded input state"
     elif any(tables.latest_version(t) != v for t, v in state["outputs"].items()):
         why = "an analytics table changed after the last graph run (it did not finish)"
-    elif any(_table_id(tables, t) != i for t, i in state["input_ids"].items()):
+    elif changes is None and any(_table_id(tables, t) != i for t, i in state["input_ids"].items()):
         why = "an edge table was replaced since the last graph run"
     if why is not None:
         logger.info("graph: full refresh: %s", why)
         return None
     assert state is not None  # for mypy: why is set otherwise
-    versions = state[_STATE_KEY]
-    try:
-        old = {}
-        for table, columns in GRAPH_INPUTS.items():
-            frame = tables.read(table, version=int(versions[table])).select(*columns).distinct()
-            old[table] = (
-                frame.checkpoint() if options.reliable_checkpoints else frame.localCheckpoint()
+    if changes is not None:
+        rows = changes.rows
+    else:
+        versions = state[_STATE_KEY]
+        try:
+            rows = {}
+            for table, columns in GRAPH_INPUTS.items():
+                old = tables.read(table, version=int(versions[table])).select(*columns).distinct()
+                new = tables.read(table).select(*columns).distinct()
+                rows[table] = changed_rows(_materialized(old, options), new, options)
+        except (PySparkException, Py4JJavaError) as exc:
+            logger.info(
+                "graph: full refresh: the edges of the last graph run (versions %s) cannot be"
+                " read back: %s",
+                versions,
+                _first_line(exc),
             )
-    except (PySparkException, Py4JJavaError) as exc:
-        text = str(exc.java_exception) if isinstance(exc, Py4JJavaError) else str(exc)
-        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-        logger.info(
-            "graph: full refresh: the edges of the last graph run (versions %s) cannot be read "
-            "back: %s",
-            versions,
-            first[:300],
-        )
-        return None
+            return None
     return PreviousRun(
-        table_lineage=old["table_lineage"],
-        column_lineage=old["column_lineage"],
+        table_changes=rows["table_lineage"],
+        column_changes=rows["column_lineage"],
         components=components,
         nodes=tables.read("lineage_nodes").select("node", "component_id"),
     )
@@ -324,12 +464,18 @@ def run_graph_stage(
     stored = None if full_refresh else _stored_state(tables)
     if stored is not None and stored[_STATE_KEY] == versions:
         return _unchanged(stored, started, "same edge table versions")
-    digest = None
-    if stored is not None:  # else: nothing to compare with; computed with the writes
-        digest = _input_digest(tables, versions)
-        if stored.get("digest") == digest:
-            return _unchanged(stored, started, "same edges")
-    previous = None if full_refresh else _previous_run(tables, stored, options)
+    digest, changes = None, None
+    if stored is not None:  # else: nothing to compare with; the digest is computed meanwhile
+        changes = _changes_from_feed(tables, stored, versions, options)
+        if changes is not None:
+            if changes.empty:
+                return _unchanged(stored, started, "same edges")
+            digest = changes.digest
+        else:
+            digest = _input_digest(tables, versions)
+            if stored.get("digest") == digest:
+                return _unchanged(stored, started, "same edges")
+    previous = None if full_refresh else _previous_run(tables, stored, options, changes)
     result, scope = analyze(
         tables.read("table_lineage"),
         tables.read("column_lineage"),

@@ -240,7 +240,8 @@ def _parse(*names: str) -> list[tuple[str, DataType]]:
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 """Incremental OpenLineage emission reads what changed since its watermark from the change data
 feed of ``queries`` and ``parsed_statements`` (new / updated log rows, re-parsed statements)
-instead of scanning all history."""
+instead of scanning all history; the incremental graph stage reads which edges changed since
+its last run from the feed of ``table_lineage`` and ``column_lineage``."""
 
 _STATS: list[tuple[str, DataType]] = [
     ("first_seen", TimestampType()),
@@ -300,6 +301,7 @@ TABLE_LINEAGE = _table(
     "procedure keeps only its newest definition's edges).",
     ("source_table", "target_table", "edge_kind", "fingerprint"),
     [("source_table", StringType()), ("target_table", StringType()), *_EDGE_OWNER],
+    properties={CHANGE_DATA_FEED: "true"},
 )
 
 COLUMN_LINEAGE = _table(
@@ -317,6 +319,7 @@ COLUMN_LINEAGE = _table(
     ),
     [(f.name, f.dataType) for f in PARSE_RESULT_SCHEMA["column_edges"].dataType.elementType]  # type: ignore[attr-defined]
     + _EDGE_OWNER,
+    properties={CHANGE_DATA_FEED: "true"},
 )
 
 QUARANTINE = _table(

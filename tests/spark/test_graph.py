@@ -11,7 +11,13 @@ from collections import defaultdict, deque
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_udfs.spark.graph import GraphOptions, PreviousRun, analyze, reach_paths
+from lineage_udfs.spark.graph import (
+    GraphOptions,
+    PreviousRun,
+    analyze,
+    changed_rows,
+    reach_paths,
+)
 
 Edge = tuple[str, str]
 
@@ -235,8 +241,8 @@ def test_incremental_scope_is_the_bounded_upstream_of_the_change(spark: SparkSes
     options = GraphOptions(max_depth=2)
     first, _ = analyze(_tables(spark, before), _no_columns(spark), options)
     previous = PreviousRun(
-        table_lineage=_tables(spark, before),
-        column_lineage=_no_columns(spark),
+        table_changes=changed_rows(_tables(spark, before), _tables(spark, after), options),
+        column_changes=_no_columns(spark),
         components=first.components,
         nodes=first.nodes,
     )

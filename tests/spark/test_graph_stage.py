@@ -17,6 +17,8 @@ from lineage_udfs.spark.graph import analyze
 from lineage_udfs.spark.graph_stage import (
     COMPONENTS_TABLE,
     GRAPH_TABLES,
+    _input_digest,
+    _stored_state,
     graph_options,
     run_graph_stage,
 )
@@ -263,6 +265,10 @@ def test_incremental_runs_equal_full_refreshes_over_random_edits(
             stored = _read(tables, name)
             assert_frames_equal(stored, _like(stored, rows))
         truncated += full.table_closure.where("truncated").count()
+        # the digest the run recorded (updated from the changed edges) is the edges' digest
+        state = _stored_state(tables)
+        assert state is not None
+        assert state["digest"] == _input_digest(tables, state["lineage_graph_inputs"]), step
         if step == "columns only":
             assert summary.closure_sources_recomputed == 0
             assert summary.components_recomputed == 0
@@ -339,3 +345,32 @@ def test_unreadable_previous_edges_fall_back_to_a_full_refresh(
     )
     stored = _read(tables, "table_closure")
     assert_frames_equal(stored, _like(stored, full.table_closure))
+
+
+def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
+    spark: SparkSession,
+    tmp_path: Path,
+    assert_frames_equal: Callable[..., None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tables = _tables(spark, tmp_path)
+    settings = GraphSettings()
+    _write_edges(spark, tables, FIRST)
+    run_graph_stage(tables, settings)
+    for name in ("table_lineage", "column_lineage"):  # a warehouse from before the feed
+        _, path = tables.location(name)
+        spark.sql(
+            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES (delta.enableChangeDataFeed = false)"
+        )
+    _write_edges(spark, tables, SECOND)
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+        summary = run_graph_stage(tables, settings)
+    assert not summary.full_refresh and summary.components_recomputed == 2
+    lines = [r.getMessage() for r in caplog.records if "change data feed" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].endswith("comparing the edges instead"), lines
+    full, _ = analyze(
+        tables.read("table_lineage"), tables.read("column_lineage"), graph_options(settings)
+    )
+    for name, rows in (("table_closure", full.table_closure), ("lineage_paths", full.paths)):
+        stored = _read(tables, name)
+        assert_frames_equal(stored, _like(stored, rows))
