@@ -125,6 +125,11 @@ def _keyed(
     return joined.select(*rows.columns, *extra)
 
 
+BROADCAST_KEYS = 200_000
+"""Keys of a partial recompute broadcast to the stored rows at most (the stored table is
+scanned, not shuffled)."""
+
+
 def _write_changes(
     tables: LineageTables,
     table: str,
@@ -144,21 +149,32 @@ def _write_changes(
     columns = spec.columns
     stored = tables.read(table)
     key = replaced.columns
-    old = _keyed(stored, replaced, key, "left_semi")
+    few = replaced.count() <= BROADCAST_KEYS
+    old = _keyed(stored, replaced, key, "left_semi", broadcast=few)
     new = rows.select(*columns).localCheckpoint()  # read twice below
     if relabelled is not None:
         moved = relabelled.columns[0]
         moving = _keyed(
-            _keyed(stored, relabelled, [moved], "left_semi"), replaced, key, "left_anti"
-        )
+            _keyed(
+                stored, relabelled, [moved], "left_semi",
+                broadcast=relabelled.count() <= BROADCAST_KEYS,
+            ),
+            replaced, key, "left_anti", broadcast=few,
+        )  # fmt: skip
         old = old.unionByName(moving)
         new = new.unionByName(
             _keyed(moving.drop("component_id"), relabelled, [moved], "inner").select(*columns)
         )
+    # the rows in one of the two but not the other, in one aggregation (two EXCEPTs are a
+    # dozen more Spark jobs): a row only stored is deleted, a row only recomputed inserted
+    side = "_side"
     source = (
-        old.subtract(new)
-        .withColumn(_DELETE_FLAG, F.lit(True))
-        .unionByName(new.subtract(old).withColumn(_DELETE_FLAG, F.lit(False)))
+        old.select(*columns, F.lit(True).alias(side))
+        .unionByName(new.select(*columns, F.lit(False).alias(side)))
+        .groupBy(*columns)
+        .agg(F.min(side).alias("_first"), F.max(side).alias(_DELETE_FLAG))
+        .where(F.col("_first") == F.col(_DELETE_FLAG))
+        .drop("_first")
         .localCheckpoint()
     )
     if source.isEmpty():
