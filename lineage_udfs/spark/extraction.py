@@ -332,6 +332,10 @@ def _parse(ctx: RunContext, batch: _Batch, catalog: Catalog | None) -> DataFrame
 def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -> None:
     """Merge the batch into every lineage table; count the batch's outcomes."""
     tables, fps = ctx.tables, batch.fingerprints
+    if batch.statement_count <= BROADCAST_FINGERPRINTS:
+        # every derivation below keeps the rows of the batch's fingerprints: scanned, not
+        # shuffled (a small batch against a million stored query rows or edges)
+        fps = F.broadcast(fps)
     merge_upsert(tables, "queries", batch.relevant.select(*QUERIES.columns))
     stats = fingerprint_stats(tables.read("queries").join(fps, FINGERPRINT, "left_semi"))
     _merge_parsed_statements(ctx, parsed, stats, fps)
@@ -343,6 +347,11 @@ def _write(ctx: RunContext, rows: DataFrame, batch: _Batch, parsed: DataFrame) -
             lambda: _tally_outcomes(ctx, fps),
         ]
     )
+
+
+BROADCAST_FINGERPRINTS = 200_000
+"""A batch of at most this many distinct statements has its fingerprints broadcast to the
+joins that select the batch's stored rows (about 20 MB)."""
 
 
 def _tally_outcomes(ctx: RunContext, fps: DataFrame) -> None:

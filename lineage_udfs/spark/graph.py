@@ -27,15 +27,15 @@ GraphFrames computes what it has an algorithm for; the rest is DataFrame code:
   roots), cycle-safe (a path never revisits a node), with at most ``max_paths_per_root`` live
   paths per root per hop; capped or depth-cut paths carry ``truncated = true``. (GraphFrames
   has no simple-path enumeration.)
-* **Incremental runs** (``previous``: the edges the last run was computed from, and its stored
-  components and nodes): the changed table and column edges are diffed, and a reverse bounded
-  BFS from their sources finds the ancestors whose closure rows can change (within
-  ``max_depth - 1`` hops) and the roots whose paths can change (within ``max_depth`` hops of
-  an end of a changed edge); only those are recomputed, over the whole new edge sets
-  (``incremental_scope`` says why exactly these). Components are recomputed whole (cheap);
-  cycles and ``lineage_nodes`` for the components whose signature (a hash of their sorted
-  edges) is new. Rows kept whose node changed component get the new component id. The result
-  equals a full recompute's (tested on random edit sequences).
+* **Incremental runs** (``previous``: the table and column edges that appeared or went since
+  the last run, and its stored components and nodes): a reverse bounded BFS from the changed
+  edges' sources over the current edges plus the changed ones finds the ancestors whose
+  closure rows can change (within ``max_depth - 1`` hops) and the roots whose paths can change
+  (within ``max_depth`` hops of an end of a changed edge); only those are recomputed, over the
+  whole new edge sets (``incremental_scope`` says why exactly these). Components are
+  recomputed whole (cheap); cycles and ``lineage_nodes`` for the components whose signature (a
+  hash of their sorted edges) is new. Rows kept whose node changed component get the new
+  component id. The result equals a full recompute's (tested on random edit sequences).
 
 This module is the only one that knows the vertex/edge column names ``id``/``src``/``dst``.
 """

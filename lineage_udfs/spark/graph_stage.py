@@ -286,15 +286,17 @@ def _changes_from_feed(
     tables: LineageTables, stored: dict[str, Any], versions: dict[str, int], options: GraphOptions
 ) -> _Changes | None:
     """Which edges appeared or went between the stored run's versions and ``versions``, from
-    the edge tables' change data feed; None (with one INFO line) where the feed cannot say
-    (not recorded for the whole range, files vacuumed, or a table replaced since).
+    the edge tables' change data feed; None where the feed cannot say: a table replaced since
+    or whose history went back (``_previous_run`` tells), change data not recorded for the
+    whole range or files it needs vacuumed (one INFO line).
 
     Per edge (the graph's columns of a row): the feed's rows of the range give the change in
     its row count (inserts and update postimages add one, deletes and update preimages take
-    one away); the current count of the edges whose count changed is read from the table
-    (a broadcast join: one scan, no shuffle of the table). An edge changed when it had rows
-    before (current count less the change) and has none now, or the reverse. So only the
-    changed rows and one scan of each edge table are read, not both versions of every edge.
+    one away); the current count of the edges whose count changed is read from the table (a
+    broadcast join when they are few: one scan, no shuffle of the table). An edge changed when
+    it had rows before (current count less the change) and has none now, or the reverse. So
+    only the changed rows and one scan of each edge table are read, not both versions of every
+    edge.
     """
     then = stored[_STATE_KEY]
     if any(_table_id(tables, t) != i for t, i in stored.get("input_ids", {}).items()):
@@ -307,8 +309,12 @@ def _changes_from_feed(
     try:
         for table, columns in GRAPH_INPUTS.items():
             start, end = int(then[table]) + 1, versions[table]
-            if start > end:
+            if start > end + 1:
                 return None  # the table's history went back: not a continuation
+            if start > end:  # no new version of this table: no change
+                rows[table] = tables.read(table).select(*columns).where(F.lit(False))
+                deltas[table] = (0, 0, 0)
+                continue
             sign = F.when(F.col("_change_type").isin("insert", "update_postimage"), 1).otherwise(-1)
             net = _materialized(
                 tables.changes(table, start, end)
@@ -318,9 +324,10 @@ def _changes_from_feed(
                 options,
             )
             key = list(columns)
+            few = net.count() <= BROADCAST_KEYS
             now = (
                 _keyed(tables.read(table).select(*columns), net.select(*columns), key,
-                       "left_semi", broadcast=True)
+                       "left_semi", broadcast=few)
                 .groupBy(*columns)
                 .agg(F.count(F.lit(1)).alias("_now"))
             )  # fmt: skip

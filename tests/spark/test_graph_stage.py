@@ -374,3 +374,29 @@ def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
     for name, rows in (("table_closure", full.table_closure), ("lineage_paths", full.paths)):
         stored = _read(tables, name)
         assert_frames_equal(stored, _like(stored, rows))
+
+
+def test_a_change_of_column_edges_alone_is_read_from_the_feed_of_that_table(
+    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tables = _tables(spark, tmp_path)
+    settings = GraphSettings()
+    _write_edges(spark, tables, FIRST)
+    run_graph_stage(tables, settings)
+    table_version = tables.latest_version("table_lineage")
+    extra = ("raw.customers", "id", "stg.customers", "customer_id", "DIRECT")
+    rows = spark.createDataFrame(
+        [(*extra, "IDENTITY", "query", "fp", None, "sys", None, None, 1)],
+        TABLES["column_lineage"].schema,
+    )
+    _, path = tables.location("column_lineage")
+    rows.write.format("delta").mode("append").save(path)  # table_lineage has no new version
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+        summary = run_graph_stage(tables, settings)
+    assert tables.latest_version("table_lineage") == table_version
+    assert not summary.full_refresh
+    assert (summary.closure_sources_recomputed, summary.column_sources_recomputed) == (0, 1)
+    assert not [r for r in caplog.records if "change data feed" in r.getMessage()]
+    state = _stored_state(tables)
+    assert state is not None
+    assert state["digest"] == _input_digest(tables, state["lineage_graph_inputs"])
