@@ -82,6 +82,15 @@ def _read(tables: LineageTables, name: str) -> DataFrame:
     return tables.read(name)
 
 
+def _after_a_first_run(spark: SparkSession, tmp_path: Path) -> tuple[LineageTables, GraphSettings]:
+    """Tables holding FIRST's edges and the analytics of a first graph run over them."""
+    tables = _tables(spark, tmp_path)
+    settings = GraphSettings()
+    _write_edges(spark, tables, FIRST)
+    run_graph_stage(tables, settings)
+    return tables, settings
+
+
 def test_graph_stage_incremental_equals_full_refresh(
     spark: SparkSession, tmp_path: Path, assert_frames_equal: Callable[..., None]
 ) -> None:
@@ -323,10 +332,7 @@ def test_unreadable_previous_edges_fall_back_to_a_full_refresh(
     assert_frames_equal: Callable[..., None],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    tables = _tables(spark, tmp_path)
-    settings = GraphSettings()
-    _write_edges(spark, tables, FIRST)
-    run_graph_stage(tables, settings)
+    tables, settings = _after_a_first_run(spark, tmp_path)
     _write_edges(spark, tables, SECOND)
     # the files of the version the last run read are vacuumed away
     check = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -353,10 +359,7 @@ def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
     assert_frames_equal: Callable[..., None],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    tables = _tables(spark, tmp_path)
-    settings = GraphSettings()
-    _write_edges(spark, tables, FIRST)
-    run_graph_stage(tables, settings)
+    tables, settings = _after_a_first_run(spark, tmp_path)
     for name in ("table_lineage", "column_lineage"):  # a warehouse from before the feed
         _, path = tables.location(name)
         spark.sql(
@@ -379,10 +382,7 @@ def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
 def test_a_change_of_column_edges_alone_is_read_from_the_feed_of_that_table(
     spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    tables = _tables(spark, tmp_path)
-    settings = GraphSettings()
-    _write_edges(spark, tables, FIRST)
-    run_graph_stage(tables, settings)
+    tables, settings = _after_a_first_run(spark, tmp_path)
     table_version = tables.latest_version("table_lineage")
     extra = ("raw.customers", "id", "stg.customers", "customer_id", "DIRECT")
     rows = spark.createDataFrame(
