@@ -37,6 +37,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from lineage_udfs.logging_setup import one_line
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.delta import LineageTables
@@ -355,7 +356,7 @@ def _changes_from_feed(
             "graph: the edge tables' change data feed cannot say what changed since the last"
             " graph run (versions %s): %s; comparing the edges instead",
             then,
-            _first_line(exc),
+            one_line(exc),
         )
         return None
     return _Changes(rows, _updated_digest(stored.get("digest"), deltas), empty)
@@ -363,12 +364,6 @@ def _changes_from_feed(
 
 def _materialized(frame: DataFrame, options: GraphOptions) -> DataFrame:
     return frame.checkpoint() if options.reliable_checkpoints else frame.localCheckpoint()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc.java_exception) if isinstance(exc, Py4JJavaError) else str(exc)
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return first[:300]
 
 
 def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
@@ -431,7 +426,7 @@ def _previous_run(
                 "graph: full refresh: the edges of the last graph run (versions %s) cannot be"
                 " read back: %s",
                 versions,
-                _first_line(exc),
+                one_line(exc),
             )
             return None
     return PreviousRun(
