@@ -23,6 +23,8 @@ up.
     .venv/bin/python bench/small_runs.py build                       # once: the 1M warehouse
     .venv/bin/python bench/small_runs.py scenarios --label after     # bench/data/small/after.json
     .venv/bin/python bench/small_runs.py loop --runs 100 --rows 100 --label after
+    .venv/bin/python bench/small_runs.py loop --runs 1000 --rows 100 --label long --max-runs 200
+    .venv/bin/python bench/small_runs.py loop --runs 1000 --rows 100 --label long --resume
     .venv/bin/python bench/small_runs.py report --out bench/results/small_runs.md
 
 ``--code DIR`` runs another checkout's jobs and package (e.g. a ``git archive`` of the base
@@ -328,7 +330,12 @@ def save(out: Path, label: str, code: Path, result: dict[str, Any]) -> None:
 
 def loop(args: argparse.Namespace) -> None:
     """``--runs`` increments of ``--rows`` new rows each, in one application; the update's and
-    a lookup query's seconds per run, and the tables' files at the end."""
+    a lookup query's seconds per run, and the tables' files and versions at the end.
+
+    The results are saved after every run (``loop-LABEL.json``). ``--resume`` continues a loop
+    of the same label, runs and rows on its warehouse from the run after its last saved one;
+    ``--max-runs`` stops after that many runs of this invocation: a long loop in parts.
+    """
     import pyarrow.parquet as pq
 
     from lineage_udfs.settings import load_settings
@@ -337,15 +344,23 @@ def loop(args: argparse.Namespace) -> None:
     from lineage_udfs.spark.session import DELTA
 
     work = SMALL / f"loop-{args.label}"
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "parts").mkdir(parents=True)
-    log = DATA / f"loop_{args.runs}x{args.rows}.parquet"
-    _generate(log, args.runs * args.rows, 103)
-    table = pq.read_table(log)
-    for i in range(args.runs):
-        pq.write_table(
-            table.slice(i * args.rows, args.rows), work / "parts" / f"part-{i:05d}.parquet"
-        )
+    out = SMALL / f"loop-{args.label}.json"
+    doc: dict[str, Any] = {"label": args.label, "runs": args.runs, "rows": args.rows}
+    if args.resume:
+        doc = json.loads(out.read_text())
+        if (doc["runs"], doc["rows"]) != (args.runs, args.rows):
+            raise SystemExit(f"{out}: a loop of {doc['runs']} x {doc['rows']}, not this one")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+        (work / "parts").mkdir(parents=True)
+        log = DATA / f"loop_{args.runs}x{args.rows}.parquet"
+        _generate(log, args.runs * args.rows, 103)
+        table = pq.read_table(log)
+        for i in range(args.runs):
+            pq.write_table(
+                table.slice(i * args.rows, args.rows), work / "parts" / f"part-{i:05d}.parquet"
+            )
+        doc.update(per_run=[], parts=[])
     overlay = work / "overlay.yaml"
     spec = _overlay(work)
     spec["spark"] = {"confs": {"spark.ui.enabled": "false"}}
@@ -359,40 +374,61 @@ def loop(args: argparse.Namespace) -> None:
         "SELECT count(*) FROM table_lineage t JOIN column_lineage c"
         " ON t.target_table = c.target_table WHERE t.target_table LIKE '%_v1'"
     )
-    rows = []
-    load_start = load_average()
-    for i in range(args.runs):
+    first = len(doc["per_run"])
+    last = min(args.runs, first + args.max_runs) if args.max_runs else args.runs
+    doc["parts"].append(
+        {
+            "runs": [first + 1, last],
+            "started": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "code": _commit(ROOT),
+            "load_start": load_average(),
+        }
+    )
+    for i in range(first, last):
         part = work / "parts" / f"part-{i:05d}.parquet"
         source = work / "source.yaml"
         source.write_text(json.dumps({"sources": _parquet_source(part)}))
         run_settings = load_settings([*base, source])
         started = time.perf_counter()
-        run_extract(spark, run_settings)
+        outcome = run_extract(spark, run_settings)
         update = time.perf_counter() - started
         started = time.perf_counter()
         for name in ("table_lineage", "column_lineage"):
             tables.read(name).createOrReplaceTempView(name)
         spark.sql(lookup).collect()
         query = time.perf_counter() - started
-        rows.append({"run": i + 1, "update": round(update, 2), "query": round(query, 2)})
+        graph = outcome.graph
+        doc["per_run"].append(
+            {
+                "run": i + 1,
+                "update": round(update, 2),
+                "query": round(query, 2),
+                "graph": round(graph.seconds, 2) if graph else None,
+                "graph_recomputed": graph.components_recomputed if graph else None,
+            }
+        )
         print(f"run {i + 1}: update {update:.1f} s, query {query:.2f} s", flush=True)
-    files = {}
-    for name in ("queries", "parsed_statements", "table_lineage", "column_lineage"):
-        detail = tables.delta_table(name).detail().select("numFiles").first()
-        files[name] = int(detail[0]) if detail else 0
-    doc = {
-        "label": args.label,
-        "runs": args.runs,
-        "rows": args.rows,
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "load_start": load_start,
-        "load_end": load_average(),
-        "per_run": rows,
-        "files": files,
-        "versions": delta_versions(work / "lineage"),
-    }
-    (SMALL / f"loop-{args.label}.json").write_text(json.dumps(doc, indent=1))
+        if (i + 1) % 10 == 0 or i + 1 == last:
+            files = {}
+            for name in ("queries", "parsed_statements", "table_lineage", "column_lineage"):
+                detail = tables.delta_table(name).detail().select("numFiles").first()
+                files[name] = int(detail[0]) if detail else 0
+            doc.update(
+                date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                load_end=load_average(),
+                files=files,
+                versions=delta_versions(work / "lineage"),
+            )
+        out.write_text(json.dumps(doc, indent=1))
     spark.stop()
+
+
+def _commit(code: Path) -> str | None:
+    """The checkout's commit (None outside git)."""
+    proc = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=code, capture_output=True, text=True
+    )
+    return proc.stdout.strip() or None
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -457,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--rows", type=int, default=100)
     p.add_argument("--label", default="after")
+    p.add_argument("--resume", action="store_true", help="continue the saved loop of --label")
+    p.add_argument("--max-runs", type=int, default=0, help="stop after this many runs (0: all)")
     p = sub.add_parser("report")
     p.add_argument("--labels", nargs="+", default=["before", "after"])
     p.add_argument("--out", type=Path)
