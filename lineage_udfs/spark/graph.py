@@ -634,12 +634,16 @@ class PreviousRun:
             ``target_table``, ``target_column``, ``transformation_type``).
         components: the stored ``graph_components`` (``component_id``, ``signature``).
         nodes: the stored ``lineage_nodes`` (``node``, ``component_id``).
+        tables_unchanged: see below.
     """
 
     table_changes: DataFrame
     column_changes: DataFrame
     components: DataFrame
     nodes: DataFrame
+    tables_unchanged: bool = False
+    """The table edges are the last run's (known from the change data feed): the components,
+    nodes, paths and table closures it stored stand; only column closures can change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -762,21 +766,7 @@ def incremental_scope(
     )
     path_roots = _cut(reached.where("tag = 'paths'").select(F.col("node").alias("root")), options)
 
-    changed_columns = _cut(column_edges_of(previous.column_changes), options)
-    column_seeds = changed_columns.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
-    column_reached = upstream_within(
-        column_edges.select("src", "dst").unionByName(changed_columns.select("src", "dst")),
-        column_seeds,
-        {"closure": options.max_depth - 1},
-        options,
-    )
-    parts = F.split(F.col("node"), _SEP)
-    column_sources = _cut(
-        column_reached.select(
-            parts.getItem(0).alias("ancestor_table"), parts.getItem(1).alias("ancestor_column")
-        ),
-        options,
-    )
+    column_sources = column_scope(previous, column_edges, options)
 
     was = previous.nodes.select("node", F.col("component_id").alias("was"))
     now = components.select(F.col("id").alias("node"), F.col("component_id").alias("now"))
@@ -792,6 +782,28 @@ def incremental_scope(
         column_sources=column_sources,
         path_roots=path_roots,
         relabelled=relabelled,
+    )
+
+
+def column_scope(
+    previous: PreviousRun, column_edges: DataFrame, options: GraphOptions
+) -> DataFrame:
+    """``(ancestor_table, ancestor_column)``: the columns whose ``column_closure`` rows a
+    changed column edge can affect (``incremental_scope`` says why), materialized."""
+    changed_columns = _cut(column_edges_of(previous.column_changes), options)
+    column_seeds = changed_columns.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
+    column_reached = upstream_within(
+        column_edges.select("src", "dst").unionByName(changed_columns.select("src", "dst")),
+        column_seeds,
+        {"closure": options.max_depth - 1},
+        options,
+    )
+    parts = F.split(F.col("node"), _SEP)
+    return _cut(
+        column_reached.select(
+            parts.getItem(0).alias("ancestor_table"), parts.getItem(1).alias("ancestor_column")
+        ),
+        options,
     )
 
 
@@ -903,24 +915,8 @@ def analyze(
     paths = _in_tasks(
         spark, functools.partial(_path_rows, options), tables, roots, PATH_CHUNK, _PATHS_SCHEMA
     )
-    columns, column_ids = column_graph(column_edges(), components, options)
-    if scope is not None:
-        column_sources = _keys_of(
-            scope.column_sources.select(
-                F.concat_ws(_SEP, "ancestor_table", "ancestor_column").alias("name")
-            ),
-            column_ids,
-        )
-    else:
-        column_sources = np.arange(columns.edges.n, dtype=np.int64)
-    column_sources = column_sources[columns.edges.degree()[column_sources] > 0]
-    column_rows = _in_tasks(
-        spark,
-        functools.partial(_column_closure_rows, options),
-        columns,
-        column_sources,
-        CLOSURE_CHUNK,
-        _COLUMN_CLOSURE_SCHEMA,
+    column_rows, n_column_sources = _column_closures(
+        column_edges(), components, scope.column_sources if scope else None, options
     )
     lap("column_graph")
     if scope is not None:
@@ -932,7 +928,7 @@ def analyze(
     else:
         recomputed = {
             "table_closure": int(closure_sources.size),
-            "column_closure": int(column_sources.size),
+            "column_closure": n_column_sources,
             "lineage_paths": int(roots.size),
         }
     result = GraphResult(
@@ -945,6 +941,54 @@ def analyze(
         seconds=seconds,
     )
     return result, scope
+
+
+def _column_closures(
+    column_edges: DataFrame,
+    components: DataFrame,
+    sources: DataFrame | None,
+    options: GraphOptions,
+) -> tuple[DataFrame, int]:
+    """The ``column_closure`` rows of ``sources`` (``(ancestor_table, ancestor_column)``; None:
+    every column with an out-edge) over ``column_edges`` (materialized), with the component
+    ids of ``components`` (``(id, component_id)``, table names); and how many sources."""
+    columns, column_ids = column_graph(column_edges, components, options)
+    if sources is not None:
+        keys = _keys_of(
+            sources.select(F.concat_ws(_SEP, "ancestor_table", "ancestor_column").alias("name")),
+            column_ids,
+        )
+    else:
+        keys = np.arange(columns.edges.n, dtype=np.int64)
+    keys = keys[columns.edges.degree()[keys] > 0]
+    rows = _in_tasks(
+        column_edges.sparkSession,
+        functools.partial(_column_closure_rows, options),
+        columns,
+        keys,
+        CLOSURE_CHUNK,
+        _COLUMN_CLOSURE_SCHEMA,
+    )
+    return rows, int(keys.size)
+
+
+def analyze_columns(
+    column_lineage: DataFrame, previous: PreviousRun, options: GraphOptions
+) -> tuple[DataFrame, DataFrame, dict[str, float]]:
+    """The column closures that can differ from the stored ones when only column edges
+    changed (``previous.tables_unchanged``): ``(rows, sources they replace, seconds)``.
+
+    The components, nodes, paths and table closures are functions of the table edges alone,
+    so they stand; the column closure rows take their component ids from the stored nodes.
+    """
+    started = time.perf_counter()
+    column_edges = _cut(column_edges_of(column_lineage), options)
+    sources = column_scope(previous, column_edges, options)
+    components = previous.nodes.select(F.col("node").alias("id"), "component_id")
+    rows, _ = _column_closures(column_edges, components, sources, options)
+    seconds = {"column_graph": time.perf_counter() - started}
+    logger.info("graph step column_graph: %.1f s", seconds["column_graph"])
+    return rows, sources, seconds
 
 
 def changed_components(current: DataFrame, previous: DataFrame | None) -> DataFrame:

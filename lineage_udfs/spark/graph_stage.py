@@ -47,6 +47,7 @@ from lineage_udfs.spark.graph import (
     PreviousRun,
     Scope,
     analyze,
+    analyze_columns,
     changed_rows,
 )
 from lineage_udfs.spark.schemas import TABLES
@@ -281,6 +282,8 @@ class _Changes:
     rows: dict[str, DataFrame]
     digest: str | None
     empty: bool
+    counts: dict[str, int]
+    """Per edge table: how many of its edges appeared or went."""
 
 
 def _changes_from_feed(
@@ -306,7 +309,7 @@ def _changes_from_feed(
         return None
     rows: dict[str, DataFrame] = {}
     deltas: dict[str, tuple[int, int, int]] = {}
-    empty = True
+    counts: dict[str, int] = {}
     try:
         for table, columns in GRAPH_INPUTS.items():
             start, end = int(then[table]) + 1, versions[table]
@@ -314,7 +317,7 @@ def _changes_from_feed(
                 return None  # the table's history went back: not a continuation
             if start > end:  # no new version of this table: no change
                 rows[table] = tables.read(table).select(*columns).where(F.lit(False))
-                deltas[table] = (0, 0, 0)
+                deltas[table], counts[table] = (0, 0, 0), 0
                 continue
             sign = F.when(F.col("_change_type").isin("insert", "update_postimage"), 1).otherwise(-1)
             net = _materialized(
@@ -348,7 +351,7 @@ def _changes_from_feed(
                 F.sum(signed * F.shiftrightunsigned(h, 32)),
             ).first()
             assert totals is not None  # an aggregate without grouping has one row
-            empty = empty and not totals[0]
+            counts[table] = int(totals[0])
             deltas[table] = (int(totals[1] or 0), int(totals[2] or 0), int(totals[3] or 0))
             rows[table] = changed.drop("_added")
     except (PySparkException, Py4JJavaError) as exc:
@@ -359,7 +362,8 @@ def _changes_from_feed(
             one_line(exc),
         )
         return None
-    return _Changes(rows, _updated_digest(stored.get("digest"), deltas), empty)
+    digest = _updated_digest(stored.get("digest"), deltas)
+    return _Changes(rows, digest, not any(counts.values()), counts)
 
 
 def _materialized(frame: DataFrame, options: GraphOptions) -> DataFrame:
@@ -434,6 +438,7 @@ def _previous_run(
         column_changes=rows["column_lineage"],
         components=components,
         nodes=tables.read("lineage_nodes").select("node", "component_id"),
+        tables_unchanged=changes is not None and changes.counts.get("table_lineage") == 0,
     )
 
 
@@ -469,6 +474,63 @@ def _incremental_writes(
     }
 
 
+def _record_state(
+    tables: LineageTables, components: DataFrame, versions: dict[str, int], digest: str
+) -> DataFrame:
+    """Overwrite ``graph_components`` with ``components``, the commit recording the input state
+    (``versions``, ``digest``); the rows written, materialized.
+
+    The state last: a run that dies before this point leaves an analytics table newer than the
+    recorded version, and the next run is a full refresh."""
+    rows = components.select(*TABLES[COMPONENTS_TABLE].columns).localCheckpoint()
+    state = {
+        _STATE_KEY: versions,
+        "digest": digest,
+        "components": rows.count(),
+        "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
+        "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},
+    }
+    _overwrite(tables, COMPONENTS_TABLE, rows, json.dumps(state, sort_keys=True))
+    tables.compact(COMPONENTS_TABLE)
+    return rows
+
+
+def _column_closures_only(
+    tables: LineageTables,
+    previous: PreviousRun,
+    options: GraphOptions,
+    versions: dict[str, int],
+    digest: str | None,
+    started: float,
+) -> GraphSummary:
+    """Only column edges changed: the column closures they can affect are recomputed; the
+    components, nodes, paths and table closures stand (no commit to their tables)."""
+    rows, sources, seconds = analyze_columns(tables.read("column_lineage"), previous, options)
+    summary = GraphSummary()
+    summary.step_seconds.update(seconds)
+    clock = time.perf_counter()
+    summary.rows_written["column_closure"] = _write_changes(
+        tables, "column_closure", rows, sources, None
+    )
+    tables.compact("column_closure")
+    summary.step_seconds["write:column_closure"] = time.perf_counter() - clock
+    components = _record_state(
+        tables, previous.components, versions, digest or _input_digest(tables, versions)
+    )
+    summary.components = components.count()
+    summary.column_sources_recomputed = sources.count()
+    summary.seconds = time.perf_counter() - started
+    logger.info(
+        "graph: %d components, the table edges unchanged; closure sources recomputed: %d"
+        " columns; rows %s in %.1fs",
+        summary.components,
+        summary.column_sources_recomputed,
+        summary.rows_written,
+        summary.seconds,
+    )
+    return summary
+
+
 def run_graph_stage(
     tables: LineageTables, settings: GraphSettings, *, full_refresh: bool = False
 ) -> GraphSummary:
@@ -494,6 +556,8 @@ def run_graph_stage(
             if stored.get("digest") == digest:
                 return _unchanged(stored, started, "same edges")
     previous = None if full_refresh else _previous_run(tables, stored, options, changes)
+    if previous is not None and previous.tables_unchanged:
+        return _column_closures_only(tables, previous, options, versions, digest, started)
     result, scope = analyze(
         tables.read("table_lineage"),
         tables.read("column_lineage"),
@@ -525,20 +589,8 @@ def run_graph_stage(
     with in_background(lambda: digest or _input_digest(tables, versions)) as digesting:
         run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
     digest = digesting.result()
-    # the state last: a run that dies before this point leaves an analytics table newer than
-    # the recorded version, and the next run is a full refresh
-    components = result.components.select(*TABLES[COMPONENTS_TABLE].columns)
-    components = components.localCheckpoint()
+    components = _record_state(tables, result.components, versions, digest)
     summary.components = components.count()
-    state = {
-        _STATE_KEY: versions,
-        "digest": digest,
-        "components": summary.components,
-        "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
-        "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},
-    }
-    _overwrite(tables, COMPONENTS_TABLE, components, json.dumps(state, sort_keys=True))
-    tables.compact(COMPONENTS_TABLE)
     if scope is None:
         summary.components_recomputed = summary.components
     else:

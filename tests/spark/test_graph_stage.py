@@ -379,11 +379,16 @@ def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
         assert_frames_equal(stored, _like(stored, rows))
 
 
-def test_a_change_of_column_edges_alone_is_read_from_the_feed_of_that_table(
-    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_change_of_column_edges_alone_recomputes_column_closures_only(
+    spark: SparkSession,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    assert_frames_equal: Callable[..., None],
 ) -> None:
-    tables, settings = _after_a_first_run(spark, tmp_path)
+    tables, settings = _after_a_first_run(spark, tmp_path / "incremental")
     table_version = tables.latest_version("table_lineage")
+    standing = ("lineage_nodes", "lineage_paths", "table_closure")
+    versions = {name: tables.latest_version(name) for name in standing}
     extra = ("raw.customers", "id", "stg.customers", "customer_id", "DIRECT")
     rows = spark.createDataFrame(
         [(*extra, "IDENTITY", "query", "fp", None, "sys", None, None, 1)],
@@ -400,3 +405,17 @@ def test_a_change_of_column_edges_alone_is_read_from_the_feed_of_that_table(
     state = _stored_state(tables)
     assert state is not None
     assert state["digest"] == _input_digest(tables, state["lineage_graph_inputs"])
+    # the table edges did not change: their analytics tables get no commit
+    assert {name: tables.latest_version(name) for name in standing} == versions
+    assert summary.components_recomputed == 0
+
+    full = _tables(spark, tmp_path / "full")
+    _write_edges(spark, full, FIRST)
+    rows.write.format("delta").mode("append").save(full.location("column_lineage")[1])
+    run_graph_stage(full, settings, full_refresh=True)
+    for name in (*GRAPH_TABLES, COMPONENTS_TABLE):
+        assert_frames_equal(_read(tables, name), _read(full, name))
+    added = _read(tables, "column_closure").where(
+        "ancestor_table = 'raw.customers' AND ancestor_column = 'id'"
+    )
+    assert "stg.customers" in {r["descendant_table"] for r in added.collect()}
