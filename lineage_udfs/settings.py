@@ -412,6 +412,11 @@ class GraphSettings(_Strict):
     name); an ancestor with more has its rows flagged ``truncated``."""
     full_refresh: bool = False
     """Recompute every component, not only those whose edges changed since the last run."""
+    incremental_min_edges: int = Field(2_000_000, ge=0)
+    """A graph of fewer edges (``table_lineage`` plus ``column_lineage`` rows) is recomputed in
+    full when its table edges change, not incrementally: on a small graph overwriting the
+    analytics tables costs less than finding and MERGEing what changed (the figures are in
+    bench/results/small_runs.md). 0: always incremental."""
     checkpoint_dir: str | None = None
     """Reliable checkpoint directory (durable storage on a cluster). None: local checkpoints."""
 

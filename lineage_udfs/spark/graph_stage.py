@@ -474,6 +474,14 @@ def _incremental_writes(
     }
 
 
+def _fewer_edges(tables: LineageTables, limit: int) -> bool:
+    """Whether the edge tables hold fewer than ``limit`` rows together (Delta answers the
+    counts from its log's file statistics)."""
+    if limit <= 0:
+        return False
+    return sum(tables.read(table).count() for table in GRAPH_INPUTS) < limit
+
+
 def _record_state(
     tables: LineageTables, components: DataFrame, versions: dict[str, int], digest: str
 ) -> DataFrame:
@@ -558,6 +566,12 @@ def run_graph_stage(
     previous = None if full_refresh else _previous_run(tables, stored, options, changes)
     if previous is not None and previous.tables_unchanged:
         return _column_closures_only(tables, previous, options, versions, digest, started)
+    if previous is not None and _fewer_edges(tables, settings.incremental_min_edges):
+        logger.info(
+            "graph: full refresh: fewer than %d edges (graph.incremental_min_edges)",
+            settings.incremental_min_edges,
+        )
+        previous = None
     result, scope = analyze(
         tables.read("table_lineage"),
         tables.read("column_lineage"),

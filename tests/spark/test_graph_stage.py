@@ -85,7 +85,7 @@ def _read(tables: LineageTables, name: str) -> DataFrame:
 def _after_a_first_run(spark: SparkSession, tmp_path: Path) -> tuple[LineageTables, GraphSettings]:
     """Tables holding FIRST's edges and the analytics of a first graph run over them."""
     tables = _tables(spark, tmp_path)
-    settings = GraphSettings()
+    settings = GraphSettings(incremental_min_edges=0)
     _write_edges(spark, tables, FIRST)
     run_graph_stage(tables, settings)
     return tables, settings
@@ -94,7 +94,7 @@ def _after_a_first_run(spark: SparkSession, tmp_path: Path) -> tuple[LineageTabl
 def test_graph_stage_incremental_equals_full_refresh(
     spark: SparkSession, tmp_path: Path, assert_frames_equal: Callable[..., None]
 ) -> None:
-    settings = GraphSettings(max_depth=20, max_paths_per_root=50)
+    settings = GraphSettings(max_depth=20, max_paths_per_root=50, incremental_min_edges=0)
     incremental = _tables(spark, tmp_path / "incremental")
     _write_edges(spark, incremental, FIRST)
     first = run_graph_stage(incremental, settings)
@@ -135,7 +135,7 @@ def test_graph_stage_rerun_without_changes_recomputes_nothing(
 ) -> None:
     tables = _tables(spark, tmp_path)
     _write_edges(spark, tables, FIRST)
-    settings = GraphSettings()
+    settings = GraphSettings(incremental_min_edges=0)
     run_graph_stage(tables, settings)
     before = {name: _read(tables, name).localCheckpoint() for name in GRAPH_TABLES}
     again = run_graph_stage(tables, settings)
@@ -153,7 +153,7 @@ def test_graph_stage_with_no_changed_component_writes_nothing(
 ) -> None:
     tables = _tables(spark, tmp_path)
     _write_edges(spark, tables, FIRST)
-    settings = GraphSettings()
+    settings = GraphSettings(incremental_min_edges=0)
     first = run_graph_stage(tables, settings)
     written = _versions(tables)
 
@@ -251,7 +251,9 @@ def test_incremental_runs_equal_full_refreshes_over_random_edits(
     spark: SparkSession, tmp_path: Path, assert_frames_equal: Callable[..., None], seed: int
 ) -> None:
     # a small cap and depth, so truncated closures and depth-cut paths occur
-    settings = GraphSettings(max_depth=3, max_paths_per_root=3, max_closure_per_node=3)
+    settings = GraphSettings(
+        max_depth=3, max_paths_per_root=3, max_closure_per_node=3, incremental_min_edges=0
+    )
     tables = _tables(spark, tmp_path)
     truncated = 0
     for step, edges, columns in _edit_sequence(seed):
@@ -289,7 +291,7 @@ def test_a_leaf_change_recomputes_its_ancestors_and_columns_alone_update_column_
     spark: SparkSession, tmp_path: Path
 ) -> None:
     tables = _tables(spark, tmp_path)
-    settings = GraphSettings()
+    settings = GraphSettings(incremental_min_edges=0)
     _write_edges(spark, tables, FIRST)
     first = run_graph_stage(tables, settings)
     assert first.full_refresh and first.closure_sources_recomputed == 7  # every source
@@ -419,3 +421,32 @@ def test_a_change_of_column_edges_alone_recomputes_column_closures_only(
         "ancestor_table = 'raw.customers' AND ancestor_column = 'id'"
     )
     assert "stg.customers" in {r["descendant_table"] for r in added.collect()}
+
+
+def test_a_small_graph_whose_table_edges_changed_is_recomputed_in_full(
+    spark: SparkSession,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    assert_frames_equal: Callable[..., None],
+) -> None:
+    settings = GraphSettings(incremental_min_edges=1000)
+    tables = _tables(spark, tmp_path / "small")
+    _write_edges(spark, tables, FIRST)
+    assert run_graph_stage(tables, settings).full_refresh
+    _write_edges(spark, tables, SECOND)
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+        second = run_graph_stage(tables, settings)
+    assert second.full_refresh and second.components_recomputed == second.components
+    assert [r for r in caplog.records if "graph.incremental_min_edges" in r.getMessage()]
+
+    incremental = _tables(spark, tmp_path / "incremental")
+    _write_edges(spark, incremental, FIRST)
+    run_graph_stage(incremental, GraphSettings(incremental_min_edges=0))
+    _write_edges(spark, incremental, SECOND)
+    assert not run_graph_stage(incremental, GraphSettings(incremental_min_edges=0)).full_refresh
+    for name in (*GRAPH_TABLES, COMPONENTS_TABLE):
+        assert_frames_equal(_read(tables, name), _read(incremental, name))
+    # nothing new: still no recompute, no commit
+    versions = _versions(tables)
+    assert run_graph_stage(tables, settings).components_recomputed == 0
+    assert _versions(tables) == versions
