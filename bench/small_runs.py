@@ -18,13 +18,15 @@ settings), the Spark jobs the application ran (its event log) and the Delta comm
 
 ``loop`` runs many small increments in one application and times the last runs against the
 first ones (the update and a lookup query), to show whether the tables slow down as commits pile
-up.
+up. ``graph-sizes`` times the graph stage incremental against a full refresh on warehouses of
+growing size (the figures behind ``graph.incremental_min_edges``).
 
     .venv/bin/python bench/small_runs.py build                       # once: the 1M warehouse
     .venv/bin/python bench/small_runs.py scenarios --label after     # bench/data/small/after.json
     .venv/bin/python bench/small_runs.py loop --runs 100 --rows 100 --label after
     .venv/bin/python bench/small_runs.py loop --runs 1000 --rows 100 --label long --max-runs 200
     .venv/bin/python bench/small_runs.py loop --runs 1000 --rows 100 --label long --resume
+    .venv/bin/python bench/small_runs.py graph-sizes --rows 75000 300000
     .venv/bin/python bench/small_runs.py report --out bench/results/small_runs.md
 
 ``--code DIR`` runs another checkout's jobs and package (e.g. a ``git archive`` of the base
@@ -431,6 +433,60 @@ def _commit(code: Path) -> str | None:
     return proc.stdout.strip() or None
 
 
+# --- incremental or full: the graph stage by size ---------------------------------------------
+
+
+def graph_sizes(args: argparse.Namespace) -> None:
+    """For each ``--rows``: a warehouse of that many log rows (extract + graph, once), then 100
+    new rows with the graph stage incremental (``incremental_min_edges: 0``), then two full
+    refreshes; the edges and the graph stage's seconds of each (``graph-sizes.json``)."""
+    from lineage_udfs.settings import load_settings
+    from lineage_udfs.spark.delta import LineageTables
+    from lineage_udfs.spark.pipeline import run_extract, run_graph, start_session
+    from lineage_udfs.spark.session import DELTA
+
+    results = []
+    for rows in args.rows:
+        work = SMALL / f"graph-size-{rows}"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        log, increment = DATA / f"graph_size_{rows}.parquet", DATA / "graph_size_inc_100.parquet"
+        _generate(log, rows, 105)
+        _generate(increment, 100, 106)
+        spec = _overlay(work)
+        spec["openlineage"]["enabled"] = False
+        spec["graph"] = {"incremental_min_edges": 0}
+        spec["spark"] = {"confs": {"spark.ui.enabled": "false"}}
+        overlay = work / "overlay.yaml"
+        overlay.write_text(json.dumps(spec))
+        base = [ROOT / "conf" / "base.yaml", ROOT / "conf" / "local.yaml", overlay]
+
+        def settings_for(path: Path, base: list[Path] = base, work: Path = work) -> Any:
+            source = work / "source.yaml"
+            source.write_text(json.dumps({"sources": _parquet_source(path)}))
+            return load_settings([*base, source])
+
+        spark = start_session(load_settings(base), [DELTA])
+        spark.sparkContext.setLogLevel("ERROR")
+        run_extract(spark, settings_for(log))
+        tables = LineageTables(spark, load_settings(base).sink)
+        edges = {t: tables.read(t).count() for t in ("table_lineage", "column_lineage")}
+        outcome = run_extract(spark, settings_for(increment))
+        assert outcome.graph is not None and not outcome.graph.full_refresh
+        full = [run_graph(spark, load_settings(base), full_refresh=True).seconds for _ in range(2)]
+        result = {
+            "rows": rows,
+            "edges": edges,
+            "incremental": round(outcome.graph.seconds, 1),
+            "full": [round(x, 1) for x in full],
+        }
+        print(f"graph-sizes: {json.dumps(result)}", flush=True)
+        results.append(result)
+        spark.stop()
+    doc = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "results": results}
+    (SMALL / "graph-sizes.json").write_text(json.dumps(doc, indent=1))
+
+
 # --- the report --------------------------------------------------------------------------------
 
 
@@ -495,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="after")
     p.add_argument("--resume", action="store_true", help="continue the saved loop of --label")
     p.add_argument("--max-runs", type=int, default=0, help="stop after this many runs (0: all)")
+    p = sub.add_parser("graph-sizes")
+    p.add_argument("--rows", type=int, nargs="+", default=[75_000, 300_000])
     p = sub.add_parser("report")
     p.add_argument("--labels", nargs="+", default=["before", "after"])
     p.add_argument("--out", type=Path)
@@ -507,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         "scenarios": scenarios,
         "loop": loop,
         "report": report,
+        "graph-sizes": graph_sizes,
     }[args.command](args)
     return 0
 
