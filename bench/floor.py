@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -39,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.small_runs import SMALL, VENV, WAREHOUSE_1M, load_average  # noqa: E402
+from bench.small_runs import SMALL, WAREHOUSE_1M, load_average, spark_submit  # noqa: E402
 
 DELETE = "_floor_delete"
 
@@ -79,8 +78,7 @@ def prepare(reference: Path, base: Path | None, rows: Path) -> None:
             upserts = digest(ref).join(digest(old).select("_h"), "_h", "left_anti").drop("_h")
             if spec.keys:
                 keys = list(spec.keys)
-                gone = old.join(ref.select(*keys), keys, "left_anti")
-                deletes = gone
+                deletes = old.join(ref.select(*keys), keys, "left_anti")
         upserts.withColumn(DELETE, F.lit(False)).unionByName(
             (deletes if deletes is not None else ref.limit(0)).withColumn(DELETE, F.lit(True))
         ).write.parquet(str(rows / name))
@@ -132,26 +130,16 @@ def write(warehouse: Path, rows: Path, mode: str) -> None:
             )
             return
         on = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        if mode == "insert":
-            (
-                DeltaTable.forPath(spark, str(warehouse / name))
-                .alias("t")
-                .merge(source.where(f"NOT {DELETE}").alias("s"), on)
-                .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
-                .execute()
-            )
-            return
-        (
-            DeltaTable.forPath(spark, str(warehouse / name))
-            .alias("t")
-            .merge(source.alias("s"), on)
-            .whenMatchedDelete(condition=f"s.{DELETE}")
-            .whenMatchedUpdate(condition=f"NOT s.{DELETE}", set={c: f"s.`{c}`" for c in columns})
-            .whenNotMatchedInsert(
-                condition=f"NOT s.{DELETE}", values={c: f"s.`{c}`" for c in columns}
-            )
-            .execute()
+        builder = (
+            DeltaTable.forPath(spark, str(warehouse / name)).alias("t").merge(source.alias("s"), on)
         )
+        if mode == "merge":  # an insert-only MERGE neither updates nor deletes
+            builder = builder.whenMatchedDelete(condition=f"s.{DELETE}").whenMatchedUpdate(
+                condition=f"NOT s.{DELETE}", set={c: f"s.`{c}`" for c in columns}
+            )
+        builder.whenNotMatchedInsert(
+            condition=f"NOT s.{DELETE}", values={c: f"s.`{c}`" for c in columns}
+        ).execute()
 
     # a table with nothing to write is not written (the job skips it too)
     counts = json.loads((rows / "counts.json").read_text())
@@ -204,17 +192,7 @@ def run(args: argparse.Namespace) -> None:
         shutil.rmtree(warehouse, ignore_errors=True)
         if base is not None:
             shutil.copytree(base, warehouse)
-        env = dict(os.environ)
-        python = str(VENV / "bin" / "python")
-        env.update(
-            SPARK_CONF_DIR=str(ROOT / "conf"),
-            PYSPARK_PYTHON=python,
-            PYSPARK_DRIVER_PYTHON=python,
-            PYTHONPATH=str(ROOT),
-        )
-        cmd = [str(VENV / "bin" / "spark-submit")]
-        if env.get("LINEAGE_MAVEN_REPOSITORIES"):
-            cmd += ["--repositories", env["LINEAGE_MAVEN_REPOSITORIES"]]
+        cmd, env = spark_submit(ROOT)
         cmd += [str(Path(__file__)), "write", str(warehouse), str(rows), "--mode", args.mode]
         load = load_average()
         started = time.perf_counter()

@@ -139,6 +139,25 @@ def parse_output(output: str) -> dict[str, Any]:
     return result
 
 
+def spark_submit(code: Path) -> tuple[list[str], dict[str, str]]:
+    """``spark-submit`` (this virtualenv's) and its environment for running ``code``'s jobs:
+    its conf/ (the packages), its package on the path, GraphFrames' mirror where make exports
+    one (``LINEAGE_MAVEN_REPOSITORIES``)."""
+    env = dict(os.environ)
+    python = str(VENV / "bin" / "python")
+    env.update(
+        SPARK_CONF_DIR=str(code / "conf"),
+        PYSPARK_PYTHON=python,
+        PYSPARK_DRIVER_PYTHON=python,
+        PYTHONPATH=str(code),
+    )
+    cmd = [str(VENV / "bin" / "spark-submit")]
+    repositories = env.get("LINEAGE_MAVEN_REPOSITORIES")
+    if repositories:
+        cmd += ["--repositories", repositories]
+    return cmd, env
+
+
 def run_job(code: Path, work: Path, overlay: dict[str, Any], name: str) -> dict[str, Any]:
     """One ``spark-submit jobs/extract.py`` of ``code`` with conf/local.yaml and ``overlay``."""
     work.mkdir(parents=True, exist_ok=True)
@@ -149,24 +168,13 @@ def run_job(code: Path, work: Path, overlay: dict[str, Any], name: str) -> dict[
     config.write_text(json.dumps(overlay, indent=2))  # JSON is YAML
     base = Path(overlay["sink"]["base_path"])
     before = delta_versions(base)
-    env = dict(os.environ)
-    python = str(VENV / "bin" / "python")
-    env.update(
-        SPARK_CONF_DIR=str(code / "conf"),
-        PYSPARK_PYTHON=python,
-        PYSPARK_DRIVER_PYTHON=python,
-        PYTHONPATH=str(code),
-    )
-    cmd = [
-        str(VENV / "bin" / "spark-submit"),
+    cmd, env = spark_submit(code)
+    cmd += [
         "--conf", "spark.eventLog.enabled=true",
         "--conf", f"spark.eventLog.dir={events.as_uri()}",
         "--conf", "spark.eventLog.compress=false",
+        "jobs/extract.py", "--config", "conf/local.yaml", "--config", str(config),
     ]  # fmt: skip
-    repositories = env.get("LINEAGE_MAVEN_REPOSITORIES")  # make exports it (GraphFrames' mirror)
-    if repositories:
-        cmd += ["--repositories", repositories]
-    cmd += ["jobs/extract.py", "--config", "conf/local.yaml", "--config", str(config)]
     load_before = load_average()
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=code, env=env, capture_output=True, text=True)

@@ -484,23 +484,24 @@ def _fewer_edges(tables: LineageTables, limit: int) -> bool:
 
 def _record_state(
     tables: LineageTables, components: DataFrame, versions: dict[str, int], digest: str
-) -> DataFrame:
+) -> tuple[DataFrame, int]:
     """Overwrite ``graph_components`` with ``components``, the commit recording the input state
-    (``versions``, ``digest``); the rows written, materialized.
+    (``versions``, ``digest``); the rows written (materialized) and their count.
 
     The state last: a run that dies before this point leaves an analytics table newer than the
     recorded version, and the next run is a full refresh."""
     rows = components.select(*TABLES[COMPONENTS_TABLE].columns).localCheckpoint()
+    count = rows.count()
     state = {
         _STATE_KEY: versions,
         "digest": digest,
-        "components": rows.count(),
+        "components": count,
         "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
         "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},
     }
     _overwrite(tables, COMPONENTS_TABLE, rows, json.dumps(state, sort_keys=True))
     tables.compact(COMPONENTS_TABLE)
-    return rows
+    return rows, count
 
 
 def _column_closures_only(
@@ -522,10 +523,9 @@ def _column_closures_only(
     )
     tables.compact("column_closure")
     summary.step_seconds["write:column_closure"] = time.perf_counter() - clock
-    components = _record_state(
+    _, summary.components = _record_state(
         tables, previous.components, versions, digest or _input_digest(tables, versions)
     )
-    summary.components = components.count()
     summary.column_sources_recomputed = sources.count()
     summary.seconds = time.perf_counter() - started
     logger.info(
@@ -603,8 +603,7 @@ def run_graph_stage(
     with in_background(lambda: digest or _input_digest(tables, versions)) as digesting:
         run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
     digest = digesting.result()
-    components = _record_state(tables, result.components, versions, digest)
-    summary.components = components.count()
+    components, summary.components = _record_state(tables, result.components, versions, digest)
     if scope is None:
         summary.components_recomputed = summary.components
     else:
