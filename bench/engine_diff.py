@@ -59,6 +59,7 @@ from engine_statements import (
 )
 
 from lineage_udfs.core.enums import TransformationType
+from lineage_udfs.core.errors import one_line
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
@@ -418,7 +419,7 @@ class Engine:
             self._sql(f"USE `{stmt.default_db}`")
             catalog = self._prepare(stmt)
         except Exception as err:
-            return EngineRun(False, Lineage(), error=f"setup: {_first_line(err)}")
+            return EngineRun(False, Lineage(), error=f"setup: {one_line(err)}")
         self._drain()
         offset = self._offset()
         try:
@@ -426,7 +427,7 @@ class Engine:
                 self.spark.sql(piece).collect()
         except Exception as err:
             self._drain()
-            return EngineRun(False, Lineage(), error=_first_line(err), catalog=catalog)
+            return EngineRun(False, Lineage(), error=one_line(err), catalog=catalog)
         self._drain()
         events = self._events_since(offset)
         if not any(e.get("eventType") == "COMPLETE" for e in events):
@@ -581,12 +582,6 @@ def _spark_type(t: str) -> str:
             return exp.DataType.build(text).sql(dialect="spark")
         except (SqlglotError, ValueError):
             return "STRING"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    line = text[0] if text else type(err).__name__
-    return line[:300]
 
 
 def engine_lineage(

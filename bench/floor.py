@@ -58,7 +58,7 @@ def prepare(reference: Path, base: Path | None, rows: Path) -> None:
     base), and the keys of ``base`` the reference no longer holds (to delete)."""
     from pyspark.sql import functions as F
 
-    from lineage_udfs.spark.schemas import TABLES
+    from lineage_udfs.spark.storage.schemas import TABLES
 
     spark, _ = _session(rows.parent / "unused")
     shutil.rmtree(rows, ignore_errors=True)
@@ -94,15 +94,15 @@ def write(warehouse: Path, rows: Path, mode: str) -> None:
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
-    from lineage_udfs.spark.delta import LineageTables
-    from lineage_udfs.spark.graph import (
+    from lineage_udfs.spark.graph.frames import (
         connected_components,
         cycle_nodes,
         dense_ids,
         table_edges_of,
     )
-    from lineage_udfs.spark.graph_stage import graph_options
-    from lineage_udfs.spark.schemas import TABLES
+    from lineage_udfs.spark.graph.options import graph_options
+    from lineage_udfs.spark.storage.schemas import TABLES
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     clock = time.perf_counter()
     laps: dict[str, float] = {}

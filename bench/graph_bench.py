@@ -339,8 +339,8 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
     from pyspark.sql import functions as F
 
     from lineage_udfs.settings import GraphSettings, SinkSettings, SparkSettings
-    from lineage_udfs.spark.delta import LineageTables
-    from lineage_udfs.spark.session import build_spark_session
+    from lineage_udfs.spark.runtime.session import build_spark_session
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     data = args.work / f"graph-{size}"
     saved = args.work / f"result-{size}.json"
@@ -422,8 +422,8 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
     """Load the generated edges into Delta, run the graph stage (full refresh); its figures."""
     from pyspark.sql import functions as F
 
-    from lineage_udfs.spark.graph_stage import run_graph_stage
-    from lineage_udfs.spark.schemas import TABLES
+    from lineage_udfs.spark.graph.stage import run_graph_stage
+    from lineage_udfs.spark.storage.schemas import TABLES
 
     jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
     heap_mb = int(spark.sparkContext._jvm.Runtime.getRuntime().maxMemory()) / 2**20

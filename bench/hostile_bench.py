@@ -359,7 +359,7 @@ SPARK_CHECK = r"""
 import json, sys
 from pyspark.sql import SparkSession, functions as F
 from lineage_udfs.settings import load_settings
-from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.storage.tables import LineageTables
 settings = load_settings(sys.argv[1:-1])
 marker = sys.argv[-1]
 spark = SparkSession.builder.master("local[2]").config(

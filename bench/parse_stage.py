@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from pyspark.sql import SparkSession
 
-    from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
-    from lineage_udfs.spark.transforms import parse_statements
-    from lineage_udfs.spark.udfs import make_parse_arrow_udf
+    from lineage_udfs.spark.extract.transforms import parse_statements
+    from lineage_udfs.spark.parse.pandas_udf import make_parse_pandas_udf
+    from lineage_udfs.spark.parse.udfs import make_parse_arrow_udf
 
     factories = {"arrow": make_parse_arrow_udf, "pandas": make_parse_pandas_udf}
 

@@ -258,16 +258,16 @@ def watermark(args: argparse.Namespace) -> None:
     """Record a succeeded emission of the 1M warehouse at its current versions."""
     from lineage_udfs.emit.spool import EmitCounts, ReplaySummary
     from lineage_udfs.settings import load_settings
-    from lineage_udfs.spark.delta import LineageTables
-    from lineage_udfs.spark.emission_scope import (
+    from lineage_udfs.spark.openlineage.emission import _options
+    from lineage_udfs.spark.openlineage.scope import (
         EMISSIONS_TABLE,
         EmissionScope,
         options_digest,
         record_emission,
     )
-    from lineage_udfs.spark.openlineage import _options
     from lineage_udfs.spark.pipeline import start_session
-    from lineage_udfs.spark.session import DELTA
+    from lineage_udfs.spark.runtime.session import DELTA
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     overlay = SMALL / "watermark.yaml"
     overlay.write_text(json.dumps(_overlay(WAREHOUSE_1M)))
@@ -349,9 +349,9 @@ def loop(args: argparse.Namespace) -> None:
     import pyarrow.parquet as pq
 
     from lineage_udfs.settings import load_settings
-    from lineage_udfs.spark.delta import LineageTables
     from lineage_udfs.spark.pipeline import run_extract, start_session
-    from lineage_udfs.spark.session import DELTA
+    from lineage_udfs.spark.runtime.session import DELTA
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     work = SMALL / f"loop-{args.label}"
     out = SMALL / f"loop-{args.label}.json"
@@ -449,9 +449,9 @@ def graph_sizes(args: argparse.Namespace) -> None:
     new rows with the graph stage incremental (``incremental_min_edges: 0``), then two full
     refreshes; the edges and the graph stage's seconds of each (``graph-sizes.json``)."""
     from lineage_udfs.settings import load_settings
-    from lineage_udfs.spark.delta import LineageTables
     from lineage_udfs.spark.pipeline import run_extract, run_graph, start_session
-    from lineage_udfs.spark.session import DELTA
+    from lineage_udfs.spark.runtime.session import DELTA
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     results = []
     for rows in args.rows:

@@ -34,10 +34,10 @@ from run_bench import distinct_statements
 
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import to_record
-from lineage_udfs.spark.arrow_results import results_to_arrow
-from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import get_parser, mask_error
-from lineage_udfs.spark.udfs import UDF_ARROW_TYPE
+from lineage_udfs.spark.parse.arrow_results import results_to_arrow
+from lineage_udfs.spark.parse.udf_worker import get_parser, mask_error
+from lineage_udfs.spark.parse.udfs import UDF_ARROW_TYPE
+from lineage_udfs.spark.storage.schemas import UDF_RESULT_SCHEMA
 
 
 def main(argv: list[str] | None = None) -> int:

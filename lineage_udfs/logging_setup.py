@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-import re
 
+from lineage_udfs.core.errors import one_line
 from lineage_udfs.redaction import RedactingFormatter
 from lineage_udfs.settings import LoggingSettings
 
@@ -21,24 +21,6 @@ def configure_logging(settings: LoggingSettings | None = None) -> None:
     for handler in logging.getLogger().handlers:
         handler.setFormatter(RedactingFormatter(settings.format))
     logging.getLogger("py4j").setLevel(logging.WARNING)
-
-
-MAX_ERROR_LINE_CHARS = 400
-_CALL_NOISE = re.compile(r"^(?:An error occurred while calling [^\n]*|\s*)$")
-
-
-def one_line(exc: BaseException) -> str:
-    """The first meaningful line of an error (a Py4J call's preamble and a Java stack skipped).
-
-    Examples:
-        >>> one_line(RuntimeError("An error occurred while calling o56.count.\\n: java.io.IOEx"
-        ...                       "ception: disk full\\n\\tat org.apache.X"))
-        'java.io.IOException: disk full'
-    """
-    for line in str(exc).splitlines():
-        if not _CALL_NOISE.match(line):
-            return line.strip().lstrip(": ").strip()[:MAX_ERROR_LINE_CHARS]
-    return type(exc).__name__
 
 
 def log_failure(logger: logging.Logger, what: str, exc: BaseException) -> None:

@@ -44,7 +44,7 @@ EMIT = param("emit", "true").lower() == "true"
 
 from lineage_udfs import workflow  # noqa: E402
 from lineage_udfs.logging_setup import configure_logging  # noqa: E402
-from lineage_udfs.spark.session import build_spark_session  # noqa: E402
+from lineage_udfs.spark.runtime.session import build_spark_session
 
 settings = workflow.settings_from(
     [ROOT / "conf" / "base.yaml", *CONFIG], [f"sink.base_path={WAREHOUSE}"]
@@ -86,7 +86,7 @@ print(f"openlineage: {emitted}")
 
 # COMMAND ----------
 
-from lineage_udfs.spark.delta import LineageTables  # noqa: E402
+from lineage_udfs.spark.storage.tables import LineageTables
 
 tables = LineageTables(spark, settings.sink)
 runs = tables.read("lineage_runs").orderBy("started_at", ascending=False)

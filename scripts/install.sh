@@ -65,7 +65,7 @@ import tempfile
 from pathlib import Path
 
 from lineage_udfs.settings import load_settings
-from lineage_udfs.spark.session import build_spark_session
+from lineage_udfs.spark.runtime.session import build_spark_session
 
 settings = load_settings([Path("conf/base.yaml"), Path("conf/local.yaml")])
 spark = build_spark_session(settings.spark)

@@ -29,6 +29,7 @@ from rich.table import Table
 from lineage_udfs.cli import queries
 from lineage_udfs.cli.queries import Answer
 from lineage_udfs.cli.store import CliError, LineageStore, open_store
+from lineage_udfs.core.errors import one_line
 
 app = typer.Typer(
     name="lineage",
@@ -95,8 +96,7 @@ def _answer(
         err.print(f"[red]error:[/red] {exc}", soft_wrap=True)
         raise typer.Exit(2) from None
     except Exception as exc:  # delta-rs / arrow errors: one line, not a trace
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {first}", soft_wrap=True)
+        err.print(f"[red]error:[/red] {one_line(exc, with_type=True)}", soft_wrap=True)
         raise typer.Exit(2) from None
     if (html or svg) and answer.graph is None:
         err.print(f"[yellow]note:[/yellow] {answer.title} has no graph to draw")

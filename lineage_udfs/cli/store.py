@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lineage_udfs.core.errors import LineageError
+from lineage_udfs.core.errors import LineageError, one_line
 
 TABLES: tuple[str, ...] = (
     "parsed_statements",
@@ -24,8 +24,9 @@ TABLES: tuple[str, ...] = (
     "openlineage_emissions",
     "source_state",
     "catalog_columns",
+    "lineage_reconciliation",
 )
-"""Every table the job writes (the names of ``lineage_udfs.spark.schemas.TABLES``, without
+"""Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""
 
 Row = dict[str, Any]
@@ -165,5 +166,5 @@ def open_store(
     try:
         settings = load_settings(paths)
     except LineageError as exc:
-        raise CliError(str(exc).splitlines()[0]) from None
+        raise CliError(one_line(exc)) from None
     return LineageStore(table_locations(settings.sink, warehouse), on_read=on_read)

@@ -1,13 +1,13 @@
 """Statement cleaning, literal masking, normalization and fingerprinting (pure stdlib).
 
 The same algorithm runs in two places: here in Python (unit tests, the parser's callers, notebooks)
-and as Spark SQL expressions in ``lineage_udfs.spark.transforms`` (on every log row, without a
-Python UDF). Both are built from the regex constants below, which are written in the common subset
-of Python ``re`` and ``java.util.regex``: explicit ASCII classes instead of ``\\w``/``\\d``/``\\s``
-(whose meaning differs between the two engines), no named groups, no possessive quantifiers, and
-"unrolled" string loops (``'[^'\\\\]*(?:(?:\\\\.|'')[^'\\\\]*)*'``) so Java does not
-recurse once per character on long strings. A Spark test asserts both implementations agree
-on the sample log.
+and as Spark SQL expressions in ``lineage_udfs.spark.extract.transforms`` (on every log row,
+without a Python UDF). Both are built from the regex constants below, which are written in the
+common subset of Python ``re`` and ``java.util.regex``: explicit ASCII classes instead of
+``\\w``/``\\d``/``\\s`` (whose meaning differs between the two engines), no named groups, no
+possessive quantifiers, and "unrolled" string loops (``'[^'\\\\]*(?:(?:\\\\.|'')[^'\\\\]*)*'``)
+so Java does not recurse once per character on long strings. A Spark test asserts both
+implementations agree on the sample log.
 
 Algorithm:
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lineage_udfs.core.errors import ConfigError, InputError
+from lineage_udfs.core.errors import ConfigError, InputError, one_line
 from lineage_udfs.settings import (
     CATALOG_JDBC_QUERY,
     PRESET_JDBC_QUERIES,
@@ -133,5 +133,4 @@ def _root_cause(exc: BaseException) -> str:
             text = str(exc)
     else:
         text = str(exc)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0]}" if not java and lines else (lines or [""])[0]
+    return one_line(text) if java is not None else one_line(exc, with_type=True)

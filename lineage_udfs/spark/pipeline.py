@@ -6,7 +6,7 @@ overlays, ``conf/local.yaml`` when none is given), check the session's JVM libra
 end alike: exit code 0 with one summary line, 1 with one error line when the job fails, 2 when
 the settings are invalid.
 
-- :func:`extract_job`: read → parse → write (:mod:`~lineage_udfs.spark.extraction`), then the
+- :func:`extract_job`: read → parse → write (:mod:`~lineage_udfs.spark.extract.stage`), then the
   graph stage and the OpenLineage emission when the settings enable them; each stage reads what
   the previous one committed to Delta.
 - :func:`graph_job`: the graph stage alone; :func:`path_job`: how one table reaches another.
@@ -31,21 +31,21 @@ from lineage_udfs.emit.config import openlineage_secrets
 from lineage_udfs.emit.spool import ReplaySummary
 from lineage_udfs.logging_setup import configure_logging, log_failure
 from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.concurrency import in_background
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
-from lineage_udfs.spark.graph import reach_paths
-from lineage_udfs.spark.graph_stage import GraphSummary, run_graph_stage
-from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage, replay_spool
-from lineage_udfs.spark.run_context import RunSummary
-from lineage_udfs.spark.schemas import TABLES
-from lineage_udfs.spark.session import (
+from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.graph.frames import reach_paths
+from lineage_udfs.spark.graph.stage import GraphSummary, run_graph_stage
+from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage, replay_spool
+from lineage_udfs.spark.runtime.concurrency import in_background
+from lineage_udfs.spark.runtime.session import (
     DELTA,
     GRAPHFRAMES,
     JvmLibrary,
     build_spark_session,
     require_libraries,
 )
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
 
 logger = logging.getLogger(__name__)
 

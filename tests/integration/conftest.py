@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from lineage_udfs.settings import SparkSettings
-    from lineage_udfs.spark.session import build_spark_session
+    from lineage_udfs.spark.runtime.session import build_spark_session
 
     base = yaml.safe_load((ROOT / "conf" / "base.yaml").read_text("utf-8"))["spark"]
     settings = SparkSettings(

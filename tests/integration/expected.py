@@ -31,7 +31,7 @@ class Sample:
 
     @classmethod
     def read(cls, spark: Any, settings: Any) -> Sample:
-        from lineage_udfs.spark.delta import LineageTables
+        from lineage_udfs.spark.storage.tables import LineageTables
 
         tables = LineageTables(spark, settings.sink)
 
@@ -105,6 +105,6 @@ def with_openlineage(settings: Any, **openlineage: Any) -> Any:
 
 
 def options_of(settings: Any) -> EventOptions:
-    from lineage_udfs.spark.openlineage import _options
+    from lineage_udfs.spark.openlineage.emission import _options
 
     return _options(settings.openlineage)

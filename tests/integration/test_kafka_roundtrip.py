@@ -13,7 +13,7 @@ from typing import Any
 from expected import with_openlineage
 from services import Kafka
 
-from lineage_udfs.spark.openlineage import emit_openlineage, replay_spool
+from lineage_udfs.spark.openlineage.emission import emit_openlineage, replay_spool
 
 
 def _canonical(event: dict[str, Any]) -> str:

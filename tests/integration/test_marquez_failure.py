@@ -18,8 +18,8 @@ from services import Marquez
 from lineage_udfs.emit.client import make_client, prepare_event
 from lineage_udfs.emit.events import build_run_events
 from lineage_udfs.emit.spool import Spool, SpoolingEmitter
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.openlineage import _row_inputs, emission_rows, replay_spool
+from lineage_udfs.spark.openlineage.emission import _row_inputs, emission_rows, replay_spool
+from lineage_udfs.spark.storage.tables import LineageTables
 
 NAMESPACE = "lineage-warehouse-failover"
 _STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED"}

@@ -10,7 +10,7 @@ from expected import Sample, identity, options_of, transformation_text, with_ope
 from marquez_api import MarquezApi
 from services import Marquez
 
-from lineage_udfs.spark.openlineage import emit_openlineage
+from lineage_udfs.spark.openlineage.emission import emit_openlineage
 
 _STATE = {"COMPLETE": "COMPLETED", "FAIL": "FAILED", "ABORT": "ABORTED"}
 

@@ -9,8 +9,12 @@ from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_udfs.settings import SparkSettings
-from lineage_udfs.spark.graph import GRAPHFRAMES_PACKAGE
-from lineage_udfs.spark.session import REPOSITORIES_ENV_VAR, build_spark_session, maven_repositories
+from lineage_udfs.spark.graph.frames import GRAPHFRAMES_PACKAGE
+from lineage_udfs.spark.runtime.session import (
+    REPOSITORIES_ENV_VAR,
+    build_spark_session,
+    maven_repositories,
+)
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
 PACKAGES = [DELTA_PACKAGE, GRAPHFRAMES_PACKAGE]

@@ -14,8 +14,8 @@ from lineage_udfs.settings import (
     SinkSettings,
     SourceSettings,
 )
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.tables import LineageTables
 
 HEADER = "table_catalog,table_schema,table_name,column_name,ordinal_position,data_type\n"
 STAR = "INSERT INTO mart.copy SELECT * FROM raw.orders"

@@ -16,8 +16,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from lineage_udfs.settings import SinkSettings
-from lineage_udfs.spark.delta import LineageTables, merge_upsert
-from lineage_udfs.spark.schemas import QUERIES
+from lineage_udfs.spark.storage.schemas import QUERIES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Upsert
 
 WAIT_SECONDS = 180
 
@@ -61,32 +62,32 @@ def test_concurrent_merges_are_retried_and_equal_the_serial_result(
 ) -> None:
     serial = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "serial")))
     serial.ensure("queries")
-    merge_upsert(serial, "queries", _rows(spark, SEED))
-    merge_upsert(serial, "queries", _rows(spark, WRITER_B))
-    merge_upsert(serial, "queries", _rows(spark, WRITER_A))
+    serial.write("queries", Upsert(_rows(spark, SEED)))
+    serial.write("queries", Upsert(_rows(spark, WRITER_B)))
+    serial.write("queries", Upsert(_rows(spark, WRITER_A)))
 
     tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "concurrent")))
     tables.ensure("queries")
-    merge_upsert(tables, "queries", _rows(spark, SEED))
+    tables.write("queries", Upsert(_rows(spark, SEED)))
     started, release = tmp_path / "a-started", tmp_path / "a-release"
     outcome: dict[str, object] = {}
 
     def writer_a() -> None:
         try:
-            outcome["a"] = merge_upsert(
-                tables, "queries", _held(_rows(spark, WRITER_A), started, release)
+            outcome["a"] = tables.write(
+                "queries", Upsert(_held(_rows(spark, WRITER_A), started, release))
             )
         except Exception as exc:  # surfaced by the assertion below
             outcome["a"] = exc
 
-    with caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.delta"):
+    with caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"):
         thread = threading.Thread(target=writer_a)
         thread.start()
         deadline = time.monotonic() + WAIT_SECONDS
         while not started.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert started.exists(), "writer A never reached its source scan"
-        merge_upsert(tables, "queries", _rows(spark, WRITER_B))  # B commits while A is held
+        tables.write("queries", Upsert(_rows(spark, WRITER_B)))  # B commits while A is held
         release.touch()
         thread.join(WAIT_SECONDS)
     assert not thread.is_alive()

@@ -11,9 +11,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Append
 
 V1 = "CREATE VIEW rep.v AS SELECT a FROM src.one"
 V2 = "CREATE OR REPLACE VIEW rep.v AS SELECT a FROM src.two"
@@ -154,7 +155,7 @@ def test_latest_version_from_the_log_listing_is_the_history_version(
     )
     log = tmp_path / "w" / "lineage_runs" / "_delta_log"
     for n in range(1, 13):  # Delta writes a checkpoint at version 10
-        tables.append("lineage_runs", row, metadata=json.dumps({"n": n}))
+        tables.write("lineage_runs", Append(row), metadata=json.dumps({"n": n}))
         history = tables.delta_table("lineage_runs").history(1).first()
         assert history is not None and tables.latest_version("lineage_runs") == history["version"]
         assert tables.latest_version("lineage_runs") == n

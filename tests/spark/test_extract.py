@@ -17,10 +17,10 @@ from pyspark.sql import Row, SparkSession
 
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
-from lineage_udfs.spark.run_context import RunSummary
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"

@@ -21,8 +21,9 @@ from lineage_udfs.settings import (
     SourceSettings,
     load_settings,
 )
-from lineage_udfs.spark.delta import LineageTables, failed_execution
-from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.facts import failed_execution
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,13 +11,10 @@ from collections import defaultdict, deque
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_udfs.spark.graph import (
-    GraphOptions,
-    PreviousRun,
-    analyze,
-    changed_rows,
-    reach_paths,
-)
+from lineage_udfs.spark.graph.analyze import analyze
+from lineage_udfs.spark.graph.frames import reach_paths
+from lineage_udfs.spark.graph.options import GraphOptions
+from lineage_udfs.spark.graph.scope import PreviousRun, changed_rows
 
 Edge = tuple[str, str]
 
@@ -330,8 +327,8 @@ def test_closures_of_a_graph_over_64_kib_run_in_tasks(spark: SparkSession) -> No
     import numpy as np
     import pyarrow as pa
 
-    from lineage_udfs.spark import graph
-    from lineage_udfs.spark.graph_kernels import Csr, closure
+    from lineage_udfs.spark.graph import arrays
+    from lineage_udfs.spark.graph.kernels import Csr, closure
 
     n = 30_000
     rng = np.random.default_rng(3)
@@ -339,7 +336,7 @@ def test_closures_of_a_graph_over_64_kib_run_in_tasks(spark: SparkSession) -> No
     dst = (src + rng.integers(1, 50, src.size)) % n
     csr = Csr.of(src, dst, n)
     assert csr.indices.nbytes > 64 * 1024
-    tables = graph.TableGraph(
+    tables = arrays.TableGraph(
         edges=csr,
         proper=csr,
         names=pa.array([f"t{i:05d}" for i in range(n)]),
@@ -347,13 +344,13 @@ def test_closures_of_a_graph_over_64_kib_run_in_tasks(spark: SparkSession) -> No
     )
     options = GraphOptions(max_depth=3, max_closure_per_node=40)
     sources = np.arange(0, n, 97, dtype=np.int64)
-    rows = graph._in_tasks(
+    rows = arrays.in_tasks(
         spark,
-        functools.partial(graph._table_closure_rows, options),
+        functools.partial(arrays.table_closure_rows, options),
         tables,
         sources,
         64,
-        graph._TABLE_CLOSURE_SCHEMA,
+        arrays.TABLE_CLOSURE_SCHEMA,
     ).collect()
     want = closure(csr, sources, 3, 40)
     assert sorted((r["ancestor"], r["descendant"], r["min_distance"]) for r in rows) == sorted(

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lineage_udfs.spark.graph import GRAPHFRAMES_PACKAGE
+from lineage_udfs.spark.graph.frames import GRAPHFRAMES_PACKAGE
 
 SCRIPT = """
 from pyspark.sql import SparkSession
-from lineage_udfs.spark.graph import require_graphframes
-from lineage_udfs.spark.session import LaunchError
+from lineage_udfs.spark.graph.frames import require_graphframes
+from lineage_udfs.spark.runtime.session import LaunchError
 spark = (
     SparkSession.builder.master("local[1]")
     .config("spark.ui.enabled", "false")

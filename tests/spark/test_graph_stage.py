@@ -12,17 +12,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings, SinkSettings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.graph import analyze
-from lineage_udfs.spark.graph_stage import (
+from lineage_udfs.spark.graph.analyze import analyze
+from lineage_udfs.spark.graph.options import graph_options
+from lineage_udfs.spark.graph.stage import run_graph_stage
+from lineage_udfs.spark.graph.state import (
     COMPONENTS_TABLE,
     GRAPH_TABLES,
-    _input_digest,
-    _stored_state,
-    graph_options,
-    run_graph_stage,
+    input_digest,
+    stored_state,
 )
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
 
 FIRST = [
     ("raw.orders", "stg.orders", "query"),
@@ -277,9 +277,9 @@ def test_incremental_runs_equal_full_refreshes_over_random_edits(
             assert_frames_equal(stored, _like(stored, rows))
         truncated += full.table_closure.where("truncated").count()
         # the digest the run recorded (updated from the changed edges) is the edges' digest
-        state = _stored_state(tables)
+        state = stored_state(tables)
         assert state is not None
-        assert state["digest"] == _input_digest(tables, state["lineage_graph_inputs"]), step
+        assert state["digest"] == input_digest(tables, state["lineage_graph_inputs"]), step
         if step == "columns only":
             assert summary.closure_sources_recomputed == 0
             assert summary.components_recomputed == 0
@@ -343,7 +343,7 @@ def test_unreadable_previous_edges_fall_back_to_a_full_refresh(
         tables.delta_table("table_lineage").vacuum(0)
     finally:
         spark.conf.unset(check)
-    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph"):
         summary = run_graph_stage(tables, settings)
     assert summary.full_refresh
     lines = [r.getMessage() for r in caplog.records if "graph: full refresh" in r.getMessage()]
@@ -368,7 +368,7 @@ def test_without_a_change_data_feed_the_edges_of_both_versions_are_compared(
             f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES (delta.enableChangeDataFeed = false)"
         )
     _write_edges(spark, tables, SECOND)
-    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph"):
         summary = run_graph_stage(tables, settings)
     assert not summary.full_refresh and summary.components_recomputed == 2
     lines = [r.getMessage() for r in caplog.records if "change data feed" in r.getMessage()]
@@ -398,15 +398,15 @@ def test_a_change_of_column_edges_alone_recomputes_column_closures_only(
     )
     _, path = tables.location("column_lineage")
     rows.write.format("delta").mode("append").save(path)  # table_lineage has no new version
-    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph"):
         summary = run_graph_stage(tables, settings)
     assert tables.latest_version("table_lineage") == table_version
     assert not summary.full_refresh
     assert (summary.closure_sources_recomputed, summary.column_sources_recomputed) == (0, 1)
     assert not [r for r in caplog.records if "change data feed" in r.getMessage()]
-    state = _stored_state(tables)
+    state = stored_state(tables)
     assert state is not None
-    assert state["digest"] == _input_digest(tables, state["lineage_graph_inputs"])
+    assert state["digest"] == input_digest(tables, state["lineage_graph_inputs"])
     # the table edges did not change: the column closures alone are recomputed, and the other
     # analytics tables get no commit
     assert [r for r in caplog.records if "the table edges unchanged" in r.getMessage()]
@@ -436,7 +436,7 @@ def test_a_small_graph_whose_table_edges_changed_is_recomputed_in_full(
     _write_edges(spark, tables, FIRST)
     assert run_graph_stage(tables, settings).full_refresh
     _write_edges(spark, tables, SECOND)
-    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph_stage"):
+    with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph"):
         second = run_graph_stage(tables, settings)
     assert second.full_refresh and second.components_recomputed == second.components
     assert [r for r in caplog.records if "graph.incremental_min_edges" in r.getMessage()]

@@ -15,9 +15,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import load_settings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
-from lineage_udfs.spark.openlineage import emit_openlineage
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.openlineage.emission import emit_openlineage
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 _SPEC = importlib.util.spec_from_file_location("hostile_bench", ROOT / "bench/hostile_bench.py")

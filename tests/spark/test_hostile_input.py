@@ -15,8 +15,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SinkSettings, SourceSettings
-from lineage_udfs.spark.preflight import OutputError, check_sink_writable
-from lineage_udfs.spark.readers import (
+from lineage_udfs.spark.extract.readers import (
     CSV_QUOTING_ERROR,
     LOAD_ERROR,
     NUL_ERROR,
@@ -25,7 +24,8 @@ from lineage_udfs.spark.readers import (
     read_query_log,
     read_query_logs,
 )
-from lineage_udfs.spark.transforms import prepare_rows, with_default_dialect
+from lineage_udfs.spark.extract.transforms import prepare_rows, with_default_dialect
+from lineage_udfs.spark.runtime.preflight import OutputError, check_sink_writable
 
 
 def _csv(tmp_path: Path, body: bytes) -> SourceSettings:

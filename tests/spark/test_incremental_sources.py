@@ -18,9 +18,9 @@ from lineage_udfs.settings import (
     SinkSettings,
     SourceSettings,
 )
-from lineage_udfs.spark import extraction
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.extract import stage
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.tables import LineageTables
 
 COMPARED = ("queries", "parsed_statements", "table_lineage", "column_lineage", "quarantine")
 VOLATILE = ("parse_ms", "run_id")
@@ -114,7 +114,7 @@ def test_crash_before_watermark_commit_is_completed_by_next_run(
 
     _write(logs / "b.jsonl", _rows(5, 7))
     with monkeypatch.context() as patch:
-        patch.setattr(extraction, "_write", crash(extraction._write))
+        patch.setattr(stage, "write_batch", crash(stage.write_batch))
         with pytest.raises(RuntimeError, match="crash after"):
             extract(spark, settings)
     assert _watermark(tables) == [("etl", "", "9")]  # not advanced by the failed run

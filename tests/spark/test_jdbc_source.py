@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import JobSettings
-from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.extract.stage import extract
 
 
 def test_missing_driver_is_one_line_with_the_coordinates(

@@ -13,7 +13,7 @@ import yaml
 from pyspark.sql import SparkSession
 
 from lineage_udfs.settings import SparkSettings
-from lineage_udfs.spark.session import (
+from lineage_udfs.spark.runtime.session import (
     DELTA,
     JvmLibrary,
     LaunchError,

@@ -17,15 +17,11 @@ from lineage_udfs.core.models import ParseResult
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
-from lineage_udfs.spark.arrow_results import results_to_arrow
-from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
-from lineage_udfs.spark.transforms import FINGERPRINT, MASKED_SQL, PARSE_RESULT, PARSE_TEXT
-from lineage_udfs.spark.udf_worker import mask_error
-from lineage_udfs.spark.udfs import (
-    UDF_ARROW_TYPE,
-    make_parse_arrow_udf,
-    make_parse_udf,
-)
+from lineage_udfs.spark.extract.transforms import FINGERPRINT, MASKED_SQL, PARSE_RESULT, PARSE_TEXT
+from lineage_udfs.spark.parse.arrow_results import results_to_arrow
+from lineage_udfs.spark.parse.pandas_udf import make_parse_pandas_udf
+from lineage_udfs.spark.parse.udf_worker import mask_error
+from lineage_udfs.spark.parse.udfs import UDF_ARROW_TYPE, make_parse_arrow_udf, make_parse_udf
 
 CASES = Path(__file__).resolve().parents[1] / "unit" / "core" / "cases"
 
@@ -150,7 +146,7 @@ def test_the_job_uses_the_arrow_udf_on_this_spark() -> None:
 def test_the_arrow_udf_module_does_not_load_pandas() -> None:
     # what a worker running the Arrow UDF imports: the UDF's module and PySpark's worker
     code = (
-        "import sys, pyspark.worker, lineage_udfs.spark.udfs as u;"
+        "import sys, pyspark.worker, lineage_udfs.spark.parse.udfs as u;"
         "from lineage_udfs.core.options import ParserOptions;"
         "u.make_parse_arrow_udf(ParserOptions());"
         "print('pandas' in sys.modules)"

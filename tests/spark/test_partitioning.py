@@ -22,16 +22,16 @@ from lineage_udfs.settings import (
     SourceSettings,
     load_settings,
 )
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import (
+from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.sizing import (
     MIN_STATEMENTS_PER_TASK,
     PARSE_TASKS_PER_CORE,
     READ_TASKS_PER_CORE,
-    _min_read_partitions,
-    _parse_partitions,
-    extract,
+    min_read_partitions,
+    parse_partitions,
 )
-from lineage_udfs.spark.run_context import RunSummary
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 LINEAGE = ("parsed_statements", "queries", "table_lineage", "column_lineage", "quarantine")
@@ -214,17 +214,17 @@ def test_parse_partitions_follow_the_statement_count_within_the_cores_bounds(
 ) -> None:
     assert spark.sparkContext.defaultParallelism == 2
     assert PARSE_TASKS_PER_CORE == 8 and MIN_STATEMENTS_PER_TASK == 32
-    assert _parse_partitions(spark, statements) == expected
+    assert parse_partitions(spark, statements) == expected
 
 
 def test_read_partitions_default_to_four_per_core_unless_set(spark: SparkSession) -> None:
     key = "spark.sql.files.minPartitionNum"
     assert spark.conf.get(key, None) is None
     assert READ_TASKS_PER_CORE == 4
-    assert _min_read_partitions(spark, ExecutionSettings()) == "8"  # local[2]
-    assert _min_read_partitions(spark, ExecutionSettings(min_read_partitions=3)) == "3"
+    assert min_read_partitions(spark, ExecutionSettings()) == "8"  # local[2]
+    assert min_read_partitions(spark, ExecutionSettings(min_read_partitions=3)) == "3"
     spark.conf.set(key, "6")
     try:  # the session's own value is left alone
-        assert _min_read_partitions(spark, ExecutionSettings()) is None
+        assert min_read_partitions(spark, ExecutionSettings()) is None
     finally:
         spark.conf.unset(key)

@@ -7,7 +7,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.spark.transforms import (
+from lineage_udfs.spark.extract.transforms import (
     FINGERPRINT,
     MASKED_SQL,
     PARSE_RESULT,

@@ -24,10 +24,10 @@ from lineage_udfs.sources.presets import (
     SYS_QUERY_TEXT_CHUNK,
     reassemble_chunks,
 )
-from lineage_udfs.sources.reconcile import RECONCILIATION_TABLE
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract as run
-from lineage_udfs.spark.run_context import RunSummary
+from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.reconcile import RECONCILIATION_TABLE
+from lineage_udfs.spark.extract.stage import extract as run
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "sources"

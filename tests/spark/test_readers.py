@@ -13,8 +13,8 @@ from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SourceSettings
-from lineage_udfs.spark.readers import LOAD_ERROR, RAW_RECORD, read_query_log
-from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
+from lineage_udfs.spark.extract.readers import LOAD_ERROR, RAW_RECORD, read_query_log
+from lineage_udfs.spark.storage.schemas import QUERY_LOG_SCHEMA
 
 CANONICAL = QUERY_LOG_SCHEMA.fieldNames()
 

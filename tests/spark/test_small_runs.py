@@ -10,13 +10,13 @@ import pytest
 from pyspark.sql import SparkSession
 
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings, load_settings
-from lineage_udfs.spark import extraction
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.extraction import extract
+from lineage_udfs.spark.extract import merges
+from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.pipeline import run_extract
-from lineage_udfs.spark.preflight import input_listing
-from lineage_udfs.spark.run_context import RunSummary
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.runtime.preflight import input_listing
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +115,7 @@ def test_a_rerun_after_a_crash_between_merges_writes_again(
         def crash(*args: object) -> None:
             raise RuntimeError("crash before the lineage MERGEs")
 
-        patch.setattr(extraction, "_merge_lineage", crash)
+        patch.setattr(merges, "_merge_lineage", crash)
         with pytest.raises(RuntimeError, match="crash before"):
             extract(spark, settings)
 

@@ -12,9 +12,8 @@ from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import PARSE_RESULT_FIELDS
 from lineage_udfs.settings import load_settings
-from lineage_udfs.spark.readers import LOAD_ERROR, read_query_logs
-from lineage_udfs.spark.schemas import PARSE_RESULT_SCHEMA, UDF_RESULT_SCHEMA
-from lineage_udfs.spark.transforms import (
+from lineage_udfs.spark.extract.readers import LOAD_ERROR, read_query_logs
+from lineage_udfs.spark.extract.transforms import (
     FINGERPRINT,
     IS_RELEVANT,
     MASKED_RECORD,
@@ -27,6 +26,7 @@ from lineage_udfs.spark.transforms import (
     prepare_statements,
     with_default_dialect,
 )
+from lineage_udfs.spark.storage.schemas import PARSE_RESULT_SCHEMA, UDF_RESULT_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[2]
 

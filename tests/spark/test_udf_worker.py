@@ -11,7 +11,7 @@ import zipfile
 import zipimport
 from pathlib import Path
 
-from lineage_udfs.spark import udf_worker as udfs
+from lineage_udfs.spark.parse import udf_worker as udfs
 
 
 def _write_zip(path: Path, modules: dict[str, str], mtime_ns: int) -> None:

@@ -96,6 +96,6 @@ def test_dot_and_html_carry_names_labels_and_the_focus() -> None:
 
 def test_the_command_knows_every_table_the_job_writes() -> None:
     from lineage_udfs.cli.store import TABLES as CLI_TABLES
-    from lineage_udfs.spark.schemas import TABLES
+    from lineage_udfs.spark.storage.schemas import TABLES
 
     assert tuple(TABLES) == CLI_TABLES

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from lineage_udfs.spark.concurrency import run_concurrently
+from lineage_udfs.spark.runtime.concurrency import run_concurrently
 
 
 def test_results_come_back_in_the_order_of_the_actions() -> None:

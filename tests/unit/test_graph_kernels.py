@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from lineage_udfs.spark import graph_kernels
-from lineage_udfs.spark.graph_kernels import Csr, closure, column_closure, root_paths
+from lineage_udfs.spark.graph import kernels as graph_kernels
+from lineage_udfs.spark.graph.kernels import Csr, closure, column_closure, root_paths
 
 Succ = dict[int, list[int]]
 

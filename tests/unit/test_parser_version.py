@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
-from lineage_udfs.spark.udfs import parser_version
+from lineage_udfs.spark.parse.udfs import parser_version
 
 
 def test_version_names_the_rule_revision_and_sqlglot() -> None:

@@ -110,7 +110,7 @@ def _settings(server: Postgres, base: Path) -> object:
 
 
 def _table_edges(spark: object, settings: object) -> set[tuple[str, str]]:
-    from lineage_udfs.spark.delta import LineageTables
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     tables = LineageTables(spark, settings.sink)  # type: ignore[arg-type, attr-defined]
     rows = tables.read("table_lineage").collect()
@@ -118,7 +118,7 @@ def _table_edges(spark: object, settings: object) -> set[tuple[str, str]]:
 
 
 def _column_edges(spark: object, settings: object) -> set[tuple[str, str]]:
-    from lineage_udfs.spark.delta import LineageTables
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     tables = LineageTables(spark, settings.sink)  # type: ignore[arg-type, attr-defined]
     rows = tables.read("column_lineage").where("transformation_type = 'DIRECT'").collect()
@@ -133,8 +133,8 @@ def test_pg_stat_statements_and_catalog_over_jdbc_twice(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from lineage_udfs.spark.delta import LineageTables
     from lineage_udfs.spark.pipeline import run_extract
+    from lineage_udfs.spark.storage.tables import LineageTables
 
     caplog.set_level(logging.INFO)
     settings = _settings(postgres, tmp_path)

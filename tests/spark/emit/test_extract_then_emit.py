@@ -18,9 +18,9 @@ import yaml
 from pyspark.sql import SparkSession
 
 from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.openlineage import EmitSummary
+from lineage_udfs.spark.openlineage.emission import EmitSummary
 from lineage_udfs.spark.pipeline import run_extract
+from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[3]
 BASE = ROOT / "conf" / "base.yaml"

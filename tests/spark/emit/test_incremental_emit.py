@@ -20,10 +20,11 @@ from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW, T0
 
 from lineage_udfs.emit.events import query_run_from_dict, run_id_for
 from lineage_udfs.settings import JobSettings, SinkSettings
-from lineage_udfs.spark.delta import LineageTables, merge_upsert
-from lineage_udfs.spark.emission_scope import EMISSIONS_TABLE, Watermark, last_watermark
-from lineage_udfs.spark.openlineage import EmitSummary, emit_openlineage
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage
+from lineage_udfs.spark.openlineage.scope import EMISSIONS_TABLE, Watermark, last_watermark
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Upsert
 
 T2, T3 = datetime(2026, 3, 2, 9, 0, 0), datetime(2026, 3, 2, 9, 30, 0)
 DAY_EVENTS = 2 + 6 + 2  # fp_ctas day (q1+q2: one run), fp_proc day (parent + 2 children), fp_bad
@@ -47,7 +48,7 @@ def _upsert(spark: SparkSession, tables: LineageTables, name: str, rows: list[di
     """Write like the extract job: one MERGE per table (so the change data feed records it)."""
     schema = TABLES[name].schema
     data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
-    merge_upsert(tables, name, spark.createDataFrame(data, schema))
+    tables.write(name, Upsert(spark.createDataFrame(data, schema)))
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW
 
 from lineage_udfs.settings import JobSettings, SinkSettings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.openlineage import emit_openlineage, replay_spool
-from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.openlineage.emission import emit_openlineage, replay_spool
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
 
 
 def _write(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from lineage_udfs.core.errors import InputError, LineageError
+from lineage_udfs.core.errors import InputError, LineageError, one_line
 from lineage_udfs.settings import SinkSettings, SourceSettings
 
 
@@ -97,7 +97,7 @@ def check_sink_writable(spark: SparkSession, sink: SinkSettings) -> None:
         fs.delete(probe, False)
     except Exception as exc:
         raise OutputError(
-            f"output location {location} is not writable ({_first_line(exc)}): set "
+            f"output location {location} is not writable ({one_line(exc)}): set "
             "sink.base_path to a writable folder or fix its permissions"
         ) from exc
 
@@ -116,8 +116,7 @@ def inspect_source(spark: SparkSession, source: SourceSettings) -> SourceFiles:
         statuses = fs.globStatus(path)
     except Exception as exc:
         raise InputError(
-            f"cannot list {source.format} source {source.name!r} at {source.path}: "
-            f"{_first_line(exc)}"
+            f"cannot list {source.format} source {source.name!r} at {source.path}: {one_line(exc)}"
         ) from exc
     if statuses is None or len(statuses) == 0:
         raise InputError(
@@ -238,8 +237,3 @@ def _head(fs: Any, path: Any, size: int) -> bytes:
         return bytes(stream.readNBytes(size))
     finally:
         stream.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

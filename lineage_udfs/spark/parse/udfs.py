@@ -18,9 +18,14 @@ from pyspark.sql.pandas.types import to_arrow_type
 from lineage_udfs import __version__
 from lineage_udfs.core.options import PARSER_REVISION, ParserOptions
 from lineage_udfs.core.parser import LineageParser
-from lineage_udfs.spark.arrow_results import results_to_arrow
-from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import decode_catalog, mask_error, parse_batches, redact_names
+from lineage_udfs.spark.parse.arrow_results import results_to_arrow
+from lineage_udfs.spark.parse.udf_worker import (
+    decode_catalog,
+    mask_error,
+    parse_batches,
+    redact_names,
+)
+from lineage_udfs.spark.storage.schemas import UDF_RESULT_SCHEMA
 
 try:  # PySpark 4.1+
     from pyspark.sql.functions import arrow_udf
@@ -96,7 +101,7 @@ def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
     """
     if arrow_udf is None:  # pragma: no cover - Spark 4.0
         # its module imports pandas, which the Arrow UDF's workers never load
-        from lineage_udfs.spark.pandas_udf import make_parse_pandas_udf
+        from lineage_udfs.spark.parse.pandas_udf import make_parse_pandas_udf
 
         return make_parse_pandas_udf(options)
     return make_parse_arrow_udf(options)

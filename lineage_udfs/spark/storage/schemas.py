@@ -368,7 +368,7 @@ LINEAGE_RUNS = _table(
 
 SOURCE_STATE = _table(
     "source_state",
-    "Read watermarks of incremental sources (lineage_udfs.spark.watermark): one row per "
+    "Read watermarks of incremental sources (lineage_udfs.spark.extract.watermark): one row per "
     "column-watermark source, or one per key of a key-set source; committed after the run's "
     "lineage, in one commit for all sources.",
     ("source_name", "state_key"),
@@ -507,7 +507,7 @@ OPENLINEAGE_EMISSIONS = _table(
     ("emission_id",),
     [
         # the newest succeeded row with the same options_digest is the watermark of the next
-        # incremental emission (lineage_udfs.spark.emission_scope)
+        # incremental emission (lineage_udfs.spark.openlineage.scope)
         ("emission_id", StringType()),
         ("started_at", TimestampType()),
         ("ended_at", TimestampType()),
@@ -539,6 +539,40 @@ OPENLINEAGE_EMISSIONS = _table(
     },
 )
 
+RECONCILIATION = _table(
+    "lineage_reconciliation",
+    "The parser's edges against the warehouse's own lineage record, per query of a source whose "
+    "export records it (lineage_udfs.spark.extract.reconcile); a source's rows are replaced on "
+    "each run.",
+    (
+        "source_name",
+        "level",
+        "query_id",
+        "source_table",
+        "source_column",
+        "target_table",
+        "target_column",
+    ),
+    [
+        (name, StringType())
+        for name in (
+            "source_name",
+            "query_id",
+            "level",
+            "source_table",
+            "source_column",
+            "target_table",
+            "target_column",
+            "status",
+        )
+    ],
+    comments={
+        "source_name": "the source (sources[].name) whose export the edge was compared with",
+        "level": "table / column",
+        "status": "agree (both) / parser_only / warehouse_only",
+    },
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
@@ -556,6 +590,7 @@ TABLES: dict[str, TableSpec] = {
         OPENLINEAGE_EMISSIONS,
         SOURCE_STATE,
         CATALOG_COLUMNS_TABLE,
+        RECONCILIATION,
     )
 }
 """Every Delta table by name, in creation order."""

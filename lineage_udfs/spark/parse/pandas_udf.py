@@ -15,8 +15,13 @@ from pyspark.sql.functions import pandas_udf
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.core.records import to_record
-from lineage_udfs.spark.schemas import UDF_RESULT_SCHEMA
-from lineage_udfs.spark.udf_worker import decode_catalog, mask_error, parse_batches, redact_names
+from lineage_udfs.spark.parse.udf_worker import (
+    decode_catalog,
+    mask_error,
+    parse_batches,
+    redact_names,
+)
+from lineage_udfs.spark.storage.schemas import UDF_RESULT_SCHEMA
 
 
 def _none(value: object) -> str | None:

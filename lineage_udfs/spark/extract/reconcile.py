@@ -14,31 +14,18 @@ import logging
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import StringType
 
 from lineage_udfs.settings import SourceSettings
 from lineage_udfs.sources.presets import has_native_lineage, native_lineage
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.readers import read_raw
+from lineage_udfs.spark.extract.readers import read_raw
+from lineage_udfs.spark.storage.schemas import RECONCILIATION
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Overwrite
 
 logger = logging.getLogger(__name__)
 
-RECONCILIATION_TABLE = "lineage_reconciliation"
-RECONCILIATION_SCHEMA = StructType(
-    [
-        StructField(name, StringType(), True)
-        for name in (
-            "source_name",
-            "query_id",
-            "level",  # table | column
-            "source_table",
-            "source_column",
-            "target_table",
-            "target_column",
-            "status",  # agree | parser_only | warehouse_only
-        )
-    ]
-)
+RECONCILIATION_TABLE = RECONCILIATION.name
 _TABLE_KEYS = ["query_id", "source_table", "target_table"]
 _COLUMN_KEYS = ["query_id", "source_table", "source_column", "target_table", "target_column"]
 
@@ -61,7 +48,7 @@ def reconcile_native_lineage(
         edges, scope = native
         result = _reconcile(source.name, edges, scope, tables).cache()
         try:
-            _write(spark, tables, source.name, result)
+            _write(tables, source.name, result)
             for row in result.groupBy("level", "status").count().collect():
                 key = f"{source.name} {row['level']}"
                 counts.setdefault(key, {})[row["status"]] = int(row["count"])
@@ -116,30 +103,11 @@ def _compare(
         *[F.col(k) for k in keys],
         *missing,
         status.alias("status"),
-    ).select(*RECONCILIATION_SCHEMA.fieldNames())
+    ).select(*RECONCILIATION.columns)
 
 
-def _write(spark: SparkSession, tables: LineageTables, name: str, rows: DataFrame) -> None:
-    """Replace the source's rows in one Delta transaction (the table is created on first use)."""
-    table_name, path = tables.location(RECONCILIATION_TABLE)
+def _write(tables: LineageTables, name: str, rows: DataFrame) -> None:
+    """Replace the source's rows in one Delta commit."""
     literal = name.replace("\\", "\\\\").replace("'", "\\'")
-    writer = (
-        rows.write.format("delta")
-        .mode("overwrite")
-        .option("replaceWhere", f"source_name = '{literal}'")
-    )
-    exists = (
-        spark.catalog.tableExists(table_name) if table_name else _delta_exists(spark, path)  # type: ignore[arg-type]
-    )
-    if not exists:
-        writer = rows.write.format("delta").mode("overwrite")
-    if table_name:
-        writer.saveAsTable(table_name)
-    else:
-        writer.save(path)
-
-
-def _delta_exists(spark: SparkSession, path: str) -> bool:
-    from delta.tables import DeltaTable
-
-    return bool(DeltaTable.isDeltaTable(spark, path))
+    tables.ensure(RECONCILIATION_TABLE)
+    tables.write(RECONCILIATION_TABLE, Overwrite(rows, replace_where=f"source_name = '{literal}'"))

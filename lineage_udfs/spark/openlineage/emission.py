@@ -9,7 +9,7 @@ instead of being sent, so delivery order is kept.
 
 By default (``openlineage.scope: incremental``) only what changed since the last successful
 emission is emitted, and each emission appends its watermark row to ``openlineage_emissions``
-once its events are delivered or spooled: see :mod:`lineage_udfs.spark.emission_scope`.
+once its events are delivered or spooled: see :mod:`lineage_udfs.spark.openlineage.scope`.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ from lineage_udfs.emit.spool import (
     replay,
 )
 from lineage_udfs.settings import JobSettings
-from lineage_udfs.spark.delta import LineageTables, failed_execution
-from lineage_udfs.spark.emission_scope import (
+from lineage_udfs.spark.openlineage.scope import (
     EMISSIONS_TABLE,
     PARSE_COLUMNS,
     STATEMENT_DAY_KEYS,
@@ -56,6 +55,8 @@ from lineage_udfs.spark.emission_scope import (
     queries_in_scope,
     record_emission,
 )
+from lineage_udfs.spark.storage.facts import failed_execution
+from lineage_udfs.spark.storage.tables import LineageTables
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core import fingerprint as fp
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.spark.readers import (
+from lineage_udfs.spark.extract.readers import (
     CSV_QUOTING_ERROR,
     LOAD_ERROR,
     RAW_RECORD,
@@ -28,8 +28,8 @@ from lineage_udfs.spark.readers import (
     SOURCE_NAME,
     capped,
 )
-from lineage_udfs.spark.schemas import QUERIES
-from lineage_udfs.spark.udfs import make_parse_udf
+from lineage_udfs.spark.parse.udfs import make_parse_udf
+from lineage_udfs.spark.storage.schemas import QUERIES
 
 PARSE_TEXT = "parse_text"
 """Cleaned, unmasked statement: only ever given to the parser, never stored."""

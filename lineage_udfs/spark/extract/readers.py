@@ -17,14 +17,15 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, StringType, StructField, StructType, TimestampType
 
-from lineage_udfs.core.errors import InputError
+from lineage_udfs.core.errors import InputError, one_line
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.settings import SourceSettings
+from lineage_udfs.sources.columns import INPUT_FILE
 from lineage_udfs.sources.jdbc import read_jdbc
-from lineage_udfs.sources.presets import INPUT_FILE, apply_preset, with_preset_options
-from lineage_udfs.spark.preflight import TEXT_FORMATS, inspect_source, names_catalog_table
-from lineage_udfs.spark.schemas import QUERY_LOG_SCHEMA
-from lineage_udfs.spark.watermark import IncrementalRead
+from lineage_udfs.sources.presets import apply_preset, with_preset_options
+from lineage_udfs.spark.extract.watermark import IncrementalRead
+from lineage_udfs.spark.runtime.preflight import TEXT_FORMATS, inspect_source, names_catalog_table
+from lineage_udfs.spark.storage.schemas import QUERY_LOG_SCHEMA
 
 logger = logging.getLogger(__name__)
 
@@ -326,7 +327,7 @@ def _read_raw(spark: SparkSession, source: SourceSettings, password: str | None)
     except Exception as exc:  # AnalysisException and friends: path missing, bad format
         raise InputError(
             f"cannot read {fmt} source {source.name!r} at {source.path}: "
-            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            f"{one_line(exc, with_type=True)}"
         ) from exc
 
 

@@ -23,12 +23,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from lineage_udfs.core.errors import InputError
+from lineage_udfs.core.errors import InputError, one_line
 from lineage_udfs.settings import CATALOG_COLUMNS, CatalogSettings, CatalogSourceSettings
 from lineage_udfs.sources.jdbc import read_jdbc
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.schemas import CATALOG_COLUMNS_TABLE
-from lineage_udfs.spark.transforms import FINGERPRINT, PARSE_TEXT, STATEMENT_CATALOG
+from lineage_udfs.spark.extract.transforms import FINGERPRINT, PARSE_TEXT, STATEMENT_CATALOG
+from lineage_udfs.spark.storage.schemas import CATALOG_COLUMNS_TABLE
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Upsert
 
 logger = logging.getLogger(__name__)
 
@@ -202,28 +203,13 @@ def _read(spark: SparkSession, source: CatalogSourceSettings, password: str | No
             return reader.options(**source.options).parquet(source.path)
         return reader.options(**source.options).format("delta").load(source.path)
     except Exception as exc:  # AnalysisException and friends: path missing, bad format
-        first = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(
             f"cannot read {source.format} catalog source {source.name!r} at {source.path}: "
-            f"{type(exc).__name__}: {first}"
+            f"{one_line(exc, with_type=True)}"
         ) from exc
 
 
 def _replace(tables: LineageTables, source: str, rows: DataFrame) -> None:
     """MERGE ``rows`` as the source's whole catalog: insert, update changed, delete gone."""
-    columns = CATALOG_COLUMNS_TABLE.columns
-    compared = [c for c in columns if c not in (*CATALOG_COLUMNS_TABLE.keys, "imported_at")]
-    differs = " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in compared)
-    keys = " AND ".join(f"t.`{k}` = s.`{k}`" for k in CATALOG_COLUMNS_TABLE.keys)
     quoted = source.replace("'", "''")
-    (
-        tables.delta_table(TABLE)
-        .alias("t")
-        .merge(rows.alias("s"), keys)
-        .whenMatchedUpdate(
-            condition=differs, set={c: f"s.`{c}`" for c in columns if c != "source_name"}
-        )
-        .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
-        .whenNotMatchedBySourceDelete(condition=f"t.source_name = '{quoted}'")
-        .execute()
-    )
+    tables.write(TABLE, Upsert(rows, delete_missing=f"t.source_name = '{quoted}'"))

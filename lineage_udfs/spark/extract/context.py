@@ -19,7 +19,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_udfs.settings import ExecutionSettings, JobSettings
-from lineage_udfs.spark.delta import LineageTables
+from lineage_udfs.spark.storage.tables import LineageTables
 
 
 @dataclass

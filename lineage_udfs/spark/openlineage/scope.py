@@ -54,10 +54,12 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from lineage_udfs.core.errors import one_line
 from lineage_udfs.emit.events import EventOptions
 from lineage_udfs.emit.spool import EmitCounts, ReplaySummary
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.schemas import OPENLINEAGE_EMISSIONS, QUERIES
+from lineage_udfs.spark.storage.schemas import OPENLINEAGE_EMISSIONS, QUERIES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Append
 
 logger = logging.getLogger(__name__)
 
@@ -217,7 +219,7 @@ def plan_scope(tables: LineageTables, *, scope: str, emit_mode: str, digest: str
     try:
         return _incremental(tables, previous, *versions, emit_mode=emit_mode)
     except (PySparkException, Py4JJavaError) as exc:
-        message = _first_line(exc)
+        message = one_line(exc)
         logger.warning(
             "OpenLineage: change data since queries v%s / parsed_statements v%s is not "
             "available (%s); falling back to a FULL emission",
@@ -226,15 +228,6 @@ def plan_scope(tables: LineageTables, *, scope: str, emit_mode: str, digest: str
             message,
         )
         return full(f"change data unavailable: {message}")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    for line in text.splitlines():
-        # Py4JJavaError starts with "An error occurred while calling ..."; the cause follows
-        if line.strip() and not line.startswith("An error occurred while calling"):
-            return line.strip().lstrip(": ")[:300]
-    return type(exc).__name__
 
 
 def _full(tables: LineageTables, vq: int, vp: int, reason: str) -> EmissionScope:
@@ -436,9 +429,9 @@ def record_emission(
             "parsed_statements_version",
         )
     }
-    tables.append(
+    tables.write(
         EMISSIONS_TABLE,
-        tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS.schema),
+        Append(tables.spark.createDataFrame([row], OPENLINEAGE_EMISSIONS.schema)),
         metadata=json.dumps({_EMISSION_KEY: marker}, sort_keys=True),
     )
     return status

@@ -34,8 +34,9 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SourceSettings
-from lineage_udfs.spark.delta import LineageTables
-from lineage_udfs.spark.schemas import SOURCE_STATE
+from lineage_udfs.spark.storage.schemas import SOURCE_STATE
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Upsert
 
 logger = logging.getLogger(__name__)
 
@@ -187,22 +188,10 @@ class IncrementalRead:
             F.lit(self.run_id).alias("run_id"),
             F.current_timestamp().alias("committed_at"),
         )
-        columns = SOURCE_STATE.columns
-        merge = (
-            self.tables.delta_table(STATE_TABLE)
-            .alias("t")
-            .merge(rows.alias("s"), "t.source_name = s.source_name AND t.state_key = s.state_key")
-            .whenMatchedUpdate(
-                condition="NOT (t.state_value <=> s.state_value)",
-                set={c: f"s.`{c}`" for c in columns if c not in SOURCE_STATE.keys},
-            )
-            .whenNotMatchedInsert(values={c: f"s.`{c}`" for c in columns})
-        )
+        delete_missing = None
         if self.key_sets:
             names = ", ".join("'" + n.replace("'", "''") + "'" for n in sorted(self.key_sets))
-            merge = merge.whenNotMatchedBySourceDelete(condition=f"t.source_name IN ({names})")
-        before = self.tables.latest_version(STATE_TABLE)
-        merge.execute()
-        metrics = self.tables.metrics_since(STATE_TABLE, before)
+            delete_missing = f"t.source_name IN ({names})"
+        metrics = self.tables.write(STATE_TABLE, Upsert(rows, delete_missing=delete_missing))
         logger.info("committed the watermarks of %s: %s", sorted(self.pending), metrics)
         return metrics
