@@ -11,6 +11,7 @@ three processes spin. The answers must be those of the same run without them.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,7 +27,9 @@ CASES = [  # (file, case id): the cases whose answer the wall clock used to deci
     ("tests/unit/core/cases/fallback.yaml", "fallback_exasol_preferring_clause"),
     ("eval/heldout2_cases.jsonl", "heldout2:dbx_apply_changes_into"),
 ]
-HOGS = 3
+HOGS = 3 if hasattr(os, "sched_setaffinity") else (os.cpu_count() or 1) + 2
+"""Spinning processes, on the parse's CPU (where a process cannot be pinned, as on macOS: more
+than there are CPUs)."""
 NICE = 5
 """The parsing process's niceness: with three spinning processes of niceness 0 on its CPU it
 gets about a tenth of it, so a wall-clock limit would see ten times the parse's CPU time."""
