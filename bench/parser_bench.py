@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "(c) includes everything the UDF does per row: statement splitting, table and column"
         " lineage (scope walk, no `sqlglot.lineage()`), literal masking, and the per-tier"
-        " SIGALRM timer.",
+        " CPU-time (SIGPROF) timer.",
     ]
     out = Path(ns.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,10 +19,13 @@ class ParserOptions:
         default_catalog: catalog/database that qualifies names when the row gives none.
         default_schema: schema/db that qualifies names when the row gives none.
         column_lineage: compute column lineage (table lineage is always computed).
-        timeout_seconds: time limit per statement and parser tier.
+        timeout_seconds: time limit per statement and parser tier, in CPU time of the parsing
+            process (see :mod:`~lineage_udfs.core.timeout`): the load of other processes does
+            not change a statement's answer.
         max_sql_chars: statements longer than this are skipped with status ``skipped``.
         use_sqlfluff: try sqlfluff when sqlglot fails.
-        sqlfluff_timeout_seconds: time limit of the sqlfluff tier (at most ``timeout_seconds``).
+        sqlfluff_timeout_seconds: time limit of the sqlfluff tier (at most ``timeout_seconds``;
+            CPU time too).
             sqlfluff (with its Rust parser, sqlfluffrs) costs ~0.02 s per 1,000 characters and
             seldom reads what sqlglot could not (mostly broken text that the log's engine
             rejected too), so it gets a small budget of its own; past it the sqlparse tier

@@ -295,7 +295,15 @@ class LineageParser:
         return step, ctx, catalog
 
     def _fallback(self, chunk: Chunk, index: int, ctx: NameContext) -> _Step:
+        """The fallback tiers on a statement sqlglot could not read: sqlfluff, then sqlparse.
+
+        The statement keeps sqlglot's syntax error as its reason, unless a tier ran out of time
+        (TIMEOUT) or crashed: a crash is INTERNAL (a bug in us or in the tier's library), the
+        cascade goes on to the next tier, and the first crash stays the reason whatever the
+        later tiers give.
+        """
         failure = _syntax_failure(chunk.error)
+        crash: ParseFailure | None = None
         timeout = self.options.timeout_seconds
         if (
             self.options.use_sqlfluff
@@ -313,8 +321,8 @@ class LineageParser:
             except ParseTimeoutError:
                 if budget >= timeout:  # the statement's own limit, not the tier's budget
                     failure = ParseFailure(ErrorKind.TIMEOUT, "sqlfluff timed out")
-            except Exception:
-                pass
+            except Exception as exc:
+                crash = _tier_crash(ParserName.SQLFLUFF, exc)
         if self.options.use_sqlparse:
             try:
                 with time_limit(timeout):
@@ -326,12 +334,13 @@ class LineageParser:
                         ParseStatus.PARTIAL,
                         ParserName.SQLPARSE,
                         found,
-                        failure=failure,
+                        failure=crash or failure,
                     )
             except ParseTimeoutError:
                 failure = ParseFailure(ErrorKind.TIMEOUT, "sqlparse timed out")
-            except Exception:
-                pass
+            except Exception as exc:
+                crash = crash or _tier_crash(ParserName.SQLPARSE, exc)
+        failure = crash or failure
         status = ParseStatus.TIMEOUT if failure.kind == ErrorKind.TIMEOUT else ParseStatus.FAILED
         return _Step(index, StatementType.UNKNOWN, status, ParserName.NONE, failure=failure)
 
@@ -461,6 +470,18 @@ def _failed(
     return ParseResult(
         StatementType.UNKNOWN, ParserName.NONE, status, failure=ParseFailure(kind, message)
     )
+
+
+def _tier_crash(tier: ParserName, exc: Exception) -> ParseFailure:
+    """A fallback tier raised: INTERNAL, naming the tier and the exception's type only (its
+    text may quote the statement, literals included).
+
+    Examples:
+        >>> failure = _tier_crash(ParserName.SQLFLUFF, ValueError("near 'pw_42'"))
+        >>> failure.kind, failure.message
+        (<ErrorKind.INTERNAL: 'INTERNAL'>, 'sqlfluff tier failed: ValueError')
+    """
+    return ParseFailure(ErrorKind.INTERNAL, f"{tier} tier failed: {type(exc).__name__}")
 
 
 def _with_ms(result: ParseResult, started: float) -> ParseResult:

@@ -1,11 +1,21 @@
-"""Per-statement time limits.
+"""Per-statement time limits, in CPU time.
+
+A limit counts the CPU time the process spends (user and system, ``ITIMER_PROF``), not the
+wall clock: a statement gets the same answer on an idle machine and on a busy one, where other
+processes take the CPU and a wall-clock limit would cut the same work short. The parser does
+no blocking work (no I/O but reading a library's modules on first use, no locks, no sleeps),
+so it cannot wait without spending CPU time and no wall-clock ceiling is kept. The process's
+CPU time counts every thread: where the parser runs (the Spark worker's Python process, the
+evaluation command) it is the only busy one.
 
 On the main thread (where Spark runs Arrow and pandas UDFs in the Python worker, and where the
-evaluation command runs) the limit is enforced with ``signal.setitimer(ITIMER_REAL)`` and
-``SIGALRM``: the handler raises :class:`ParseTimeoutError` inside the parser, wherever it is.
+evaluation command runs) the limit is enforced with ``signal.setitimer(ITIMER_PROF)`` and
+``SIGPROF``: the handler raises :class:`ParseTimeoutError` inside the parser, wherever it is.
 Signals can only be handled on the main thread, so elsewhere (a thread pool, some notebook
 kernels) the limit is NOT enforced: the parse simply runs to completion. This is the documented
-no-timeout fallback; the ``max_sql_chars`` limit still bounds the work.
+no-timeout fallback; the ``max_sql_chars`` limit still bounds the work. Nor is it enforced while
+another ``ITIMER_PROF`` timer runs (an outer limit, or a sampling profiler that uses the same
+timer): that timer is kept.
 """
 
 from __future__ import annotations
@@ -17,11 +27,18 @@ from types import FrameType, TracebackType
 from typing import Any
 
 RETRY_SECONDS = 0.05
-"""After the limit, the timer fires again this often until the limited block has ended."""
+"""After the limit, the timer fires again this often (in CPU time) until the limited block has
+ended."""
+
+_TIMER = _signal.ITIMER_PROF
+"""The process's CPU time, user and system: the system time a parse causes (memory for large
+trees, a library's modules read on first use) is its work too."""
+
+_SIGNAL = _signal.SIGPROF
 
 
 class ParseTimeoutError(Exception):
-    """A parser tier ran longer than ``ParserOptions.timeout_seconds``."""
+    """A parser tier spent more CPU time than its limit (``ParserOptions.timeout_seconds``)."""
 
 
 def can_enforce_timeout() -> bool:
@@ -35,10 +52,11 @@ def can_enforce_timeout() -> bool:
 
 
 class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds):``
-    """Raise :class:`ParseTimeoutError` in the block if it runs longer than ``seconds``.
+    """Raise :class:`ParseTimeoutError` in the block if the process spends more than
+    ``seconds`` of CPU time in it.
 
     A nested or non-positive limit, or a call off the main thread, runs without a limit. The
-    previous SIGALRM handler and timer are restored on exit.
+    previous SIGPROF handler and timer are restored on exit.
 
     An exception raised by a signal handler is lost when the signal lands in code that swallows
     exceptions (an object finalizer, a ``__del__`` of a compiled regex): after expiry the timer
@@ -71,17 +89,17 @@ class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds)
         seconds = self._seconds
         if not seconds or seconds <= 0 or not can_enforce_timeout():
             return
-        if _signal.getitimer(_signal.ITIMER_REAL)[0] > 0:  # an outer limit is running: keep it
+        if _signal.getitimer(_TIMER)[0] > 0:  # an outer limit is running: keep it
             return
-        self._previous = _signal.signal(_signal.SIGALRM, self._expire)
+        self._previous = _signal.signal(_SIGNAL, self._expire)
         self._armed = True
-        _signal.setitimer(_signal.ITIMER_REAL, seconds, RETRY_SECONDS)
+        _signal.setitimer(_TIMER, seconds, RETRY_SECONDS)
 
     def _expire(self, signum: int, frame: FrameType | None) -> None:
         self._expired = True
         if frame is not None and frame.f_code in _EXIT_CODE:
             return  # the block has ended and the timer is being stopped: __exit__ raises
-        raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s")
+        raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s of CPU time")
 
     def __exit__(
         self,
@@ -94,15 +112,15 @@ class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds)
         _disarm(self._previous)
         self._armed = False
         if self._expired and exc_type is None:  # the handler's exception was swallowed
-            raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s")
+            raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s of CPU time")
 
 
 def _disarm(previous_handler: Any) -> None:
     """Stop the timer and restore the handler, even if a last tick lands while doing so."""
     while True:
         try:
-            _signal.setitimer(_signal.ITIMER_REAL, 0)
-            _signal.signal(_signal.SIGALRM, previous_handler)
+            _signal.setitimer(_TIMER, 0)
+            _signal.signal(_SIGNAL, previous_handler)
             return
         except ParseTimeoutError:
             continue

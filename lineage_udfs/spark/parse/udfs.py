@@ -96,7 +96,7 @@ def make_parse_udf(options: ParserOptions) -> Callable[..., Column]:
     Arrow UDF where PySpark has one, else the pandas UDF.
 
     The struct is ``UDF_RESULT_SCHEMA``. The UDF never raises for bad SQL (the parser returns
-    failures as data) and runs on the worker's main thread, where the parser's SIGALRM timeout
+    failures as data) and runs on the worker's main thread, where the parser's SIGPROF time limit
     works (Arrow UDF concurrency must stay off).
     """
     if arrow_udf is None:  # pragma: no cover - Spark 4.0

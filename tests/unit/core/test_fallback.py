@@ -1,7 +1,9 @@
-"""The sqlfluff tier: sqlfluff's Rust parser, and the size past which the tier is not tried."""
+"""The fallback tiers: sqlfluff's Rust parser, the size past which the sqlfluff tier is not
+tried, and what a crashing tier leaves in the result."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -15,8 +17,12 @@ from lineage_udfs.core.fallback import (
     sqlparse_tables,
     without_comments,
 )
+from lineage_udfs.core.naming import NameContext
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.core.records import to_record
+from lineage_udfs.core.statements import Chunk
+from lineage_udfs.core.tiers import StatementTables
 
 # sqlglot rejects it (MySQL's INSERT modifiers), sqlfluff reads it
 RESCUED = "INSERT LOW_PRIORITY IGNORE INTO db.t SELECT a FROM db.s"
@@ -146,3 +152,59 @@ def _tables(tier: SqlfluffTier, sql: str, dialect: str | None) -> object:
 )
 def test_the_rust_match_rejects_early(sql: str, rejected: bool) -> None:
     assert SqlfluffTier()._rust_rejects(sql, "mysql") is rejected
+
+
+# A fallback tier that crashes: the cascade goes on to the next tier, and the result tells the
+# crash (INTERNAL, the tier and the exception's type; never the exception's text, which may
+# quote the statement) instead of sqlglot's syntax error.
+RESCUED_WITH_LITERAL = "INSERT LOW_PRIORITY IGNORE INTO db.t SELECT a FROM db.s WHERE b = 'pw_42'"
+REJECTED_BY_BOTH = "INSERT INTO db.t SELECT a FROM db.s WHERE b = = 'pw_42'"  # sqlfluff too
+CUT_SHORT = "INSERT INTO db.t SELECT a FROM db.s WHERE b IN ('pw_42', 2"  # sqlfluff not tried
+SQLFLUFF_CRASHED = "sqlfluff tier failed: RuntimeError"
+SQLPARSE_CRASHED = "sqlparse tier failed: RuntimeError"
+TIER_CRASHES = [  # crashing tiers, sql, parser, status, sources, targets, failure
+    pytest.param((), RESCUED_WITH_LITERAL, "sqlfluff", "ok", ["db.s"], ["db.t"], None,
+                 id="no_crash"),
+    pytest.param(("sqlfluff",), RESCUED_WITH_LITERAL, "sqlparse", "partial", ["db.s"], ["db.t"],
+                 ("INTERNAL", SQLFLUFF_CRASHED), id="sqlfluff_crashes_sqlparse_reads"),
+    pytest.param(("sqlparse",), REJECTED_BY_BOTH, "none", "failed", [], [],
+                 ("INTERNAL", SQLPARSE_CRASHED), id="sqlfluff_rejects_sqlparse_crashes"),
+    pytest.param(("sqlparse",), CUT_SHORT, "none", "failed", [], [],
+                 ("INTERNAL", SQLPARSE_CRASHED), id="cut_short_sqlparse_crashes"),
+    pytest.param(("sqlfluff", "sqlparse"), RESCUED_WITH_LITERAL, "none", "failed", [], [],
+                 ("INTERNAL", SQLFLUFF_CRASHED), id="both_crash_the_first_is_told"),
+    pytest.param(("sqlfluff",), f"INSERT INTO db.u SELECT a FROM db.t; {RESCUED_WITH_LITERAL}",
+                 "sqlparse", "partial", ["db.s", "db.t"], ["db.t", "db.u"],
+                 ("INTERNAL", SQLFLUFF_CRASHED), id="a_script_statement_crashes"),
+]  # fmt: skip
+
+
+def _crash(chunk: Chunk, ctx: NameContext) -> StatementTables | None:
+    raise RuntimeError(f"cannot read {chunk.text}")
+
+
+@pytest.mark.parametrize(
+    ("crashing", "sql", "parser", "status", "sources", "targets", "failure"), TIER_CRASHES
+)
+def test_a_crashing_fallback_tier_is_recorded_as_internal(
+    monkeypatch: pytest.MonkeyPatch,
+    crashing: tuple[str, ...],
+    sql: str,
+    parser: str,
+    status: str,
+    sources: list[str],
+    targets: list[str],
+    failure: tuple[str, str] | None,
+) -> None:
+    lineage = LineageParser()
+    for tier in crashing:
+        monkeypatch.setattr(getattr(lineage, f"_{tier}"), "read", _crash)
+    result = lineage.parse(sql, dialect="mysql")
+    assert (str(result.parser), str(result.status)) == (parser, status)
+    assert (sorted(result.sources), sorted(result.targets)) == (sources, targets)
+    assert (
+        None if result.failure is None else (str(result.failure.kind), result.failure.message)
+    ) == failure
+    record = to_record(result)
+    assert "pw_42" not in json.dumps(record)
+    assert record["error_kind"] == (failure[0] if failure else None)

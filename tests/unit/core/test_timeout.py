@@ -1,4 +1,5 @@
-"""Time limits: a tiny limit yields TIMEOUT without hanging, and the timer is always cleared."""
+"""Time limits in CPU time: a tiny limit yields TIMEOUT without hanging, waiting is not work, and
+the timer is always cleared."""
 
 from __future__ import annotations
 
@@ -22,10 +23,27 @@ HEAVY = "INSERT INTO t " + " UNION ALL ".join(
 pytestmark = pytest.mark.usefixtures("lost_ticks")
 
 
+def _busy(seconds: float) -> None:
+    """Spend ``seconds`` of this process's CPU time."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
 def test_time_limit_raises_in_block() -> None:
+    started = time.perf_counter()
     with pytest.raises(ParseTimeoutError), time_limit(0.05):
-        time.sleep(1)
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+        _busy(5)
+    assert time.perf_counter() - started < 4
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+
+
+def test_time_limit_counts_cpu_time_not_waiting() -> None:
+    """A block that waits (no CPU time spent) past its limit is not interrupted: the limit
+    counts the work done, which another process's load does not change."""
+    with time_limit(0.05):
+        time.sleep(0.3)
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
 
 
 def test_parse_with_tiny_timeout_returns_timeout_status() -> None:
@@ -35,7 +53,7 @@ def test_parse_with_tiny_timeout_returns_timeout_status() -> None:
     assert time.perf_counter() - started < 10
     assert result.status in (ParseStatus.TIMEOUT, ParseStatus.PARTIAL)
     assert result.failure is not None and result.failure.kind == ErrorKind.TIMEOUT
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
 
 
 def test_parse_off_main_thread_runs_without_limit() -> None:
@@ -63,7 +81,7 @@ def test_time_limit_wrapped_by_sqlglot_tokenizer_ends_the_split() -> None:
     wide = "INSERT INTO t SELECT " + " + ".join(f"(a{i} * {i})" for i in range(40000)) + " FROM s"
     with pytest.raises(ParseTimeoutError), time_limit(0.05):
         split_statements(wide, "spark")
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
 
 
 def test_limit_holds_when_code_swallows_the_timeout() -> None:
@@ -71,15 +89,15 @@ def test_limit_holds_when_code_swallows_the_timeout() -> None:
     firing after expiry and the block still ends in ParseTimeoutError."""
     swallowed = 0
     with pytest.raises(ParseTimeoutError), time_limit(0.05):
-        deadline = time.monotonic() + 0.4
-        while time.monotonic() < deadline:
+        deadline = time.process_time() + 0.4
+        while time.process_time() < deadline:
             try:
-                time.sleep(0.01)
+                _busy(0.01)
             except ParseTimeoutError:
                 swallowed += 1
     assert swallowed >= 2  # re-fired after the first one was lost
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+    assert signal.getsignal(signal.SIGPROF) is signal.SIG_DFL
 
 
 def test_sqlfluff_budget_hands_over_to_sqlparse_with_the_syntax_error() -> None:
@@ -94,7 +112,7 @@ def test_sqlfluff_budget_hands_over_to_sqlparse_with_the_syntax_error() -> None:
     assert result.parser.value == "sqlparse"
     assert result.failure is not None and result.failure.kind == ErrorKind.SYNTAX
     assert (result.sources, result.targets) == (("db.s",), ("db.t",))
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
 
 
 def test_a_tick_while_the_block_exits_still_stops_the_timer() -> None:
@@ -104,17 +122,17 @@ def test_a_tick_while_the_block_exits_still_stops_the_timer() -> None:
     the block still ends in ParseTimeoutError. The handler is called here as the signal
     machinery would call it, with ``__exit__``'s frame."""
     exit_code = time_limit.__exit__.__code__
-    before = signal.getsignal(signal.SIGALRM)
+    before = signal.getsignal(signal.SIGPROF)
     limit = time_limit(30)
 
     def tick_on_exit(frame, event, arg):  # type: ignore[no-untyped-def]
         if event == "call" and frame.f_code is exit_code:
-            limit._expire(signal.SIGALRM, frame)
+            limit._expire(signal.SIGPROF, frame)
 
     with pytest.raises(ParseTimeoutError):
         with limit:
             sys.setprofile(tick_on_exit)
         sys.setprofile(None)  # (not reached: the exit raises)
     sys.setprofile(None)
-    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+    assert signal.getsignal(signal.SIGPROF) == before
