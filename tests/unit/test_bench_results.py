@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import engine_diff
 import hostile_bench
+import small_runs
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
@@ -86,3 +87,176 @@ def test_a_hostile_run_without_notes_states_its_verdict() -> None:
         in text
     )
     assert text.endswith("\nThe run fails: planted secrets found in table quarantine: 3.\n")
+
+
+# --- small_runs: the committed results, and each section recorded from raw results -------------
+
+
+def test_small_runs_md_is_rendered_from_small_runs_json() -> None:
+    assert small_runs.render(_json("small_runs.json")) == _md("small_runs.md")
+
+
+def _run(scenario: str, wall: float, started: str, ended: str) -> dict[str, Any]:
+    return {
+        "scenario": scenario,
+        "wall": wall,
+        "start": 9.0,
+        "extract": 20.0,
+        "graph": 10.0,
+        "emit": 5.0,
+        "spark_jobs": 0 if scenario == "default-noop" else 400,
+        "commits_total": 0 if scenario == "default-noop" else 26,
+        "load_before": "0.10 / 0.20 / 0.30",
+        "started": f"2026-12-01 {started}:00",
+        "ended": f"2026-12-01 {ended}:00",
+    }
+
+
+def _raw_results(small: Path) -> None:
+    """What ``scenarios``, ``build``, ``bench/floor.py``, ``graph-sizes`` and ``loop`` leave."""
+    small.mkdir()
+    for label, commit, other, walls, at in (
+        ("before", "aaa1111", True, (50.0, 12.0), ("10:00", "10:01", "10:02")),
+        ("now", "bbb2222", False, (40.0, 10.5), ("10:10", "10:15", "10:20")),
+    ):
+        runs = [
+            _run("default-warm", walls[0], at[0], at[1]),
+            _run("default-noop", walls[1], at[1], at[2]),
+        ]
+        doc = {
+            "label": label,
+            "runs": runs,
+            "commit": commit,
+            "other_checkout": other,
+            "machine": "2 cores (a CPU), 8.0 GiB, Linux 6; pyspark 4.1.4",
+            "command": f"bench/small_runs.py scenarios --label {label}",
+        }
+        (small / f"{label}.json").write_text(json.dumps(doc))
+    (small / "build.json").write_text(
+        json.dumps({"statements": 42096, "table_edges": 87014, "column_edges": 1372362})
+    )
+    laps = {"session": 3.0, "create": 6.0, "merge": 15.0, "components": 3.0, "cycles": 1.5}
+    floor = small / "floor-default"
+    floor.mkdir()
+    (floor / "result-merge.json").write_text(
+        json.dumps(
+            {
+                "command": "bench/floor.py default",
+                "commit": "bbb2222",
+                "runs": [
+                    {
+                        "wall": w,
+                        "laps": laps,
+                        "tables": 12,
+                        "started": "2026-12-01 11:00:00",
+                        "ended": "2026-12-01 11:01:00",
+                    }
+                    for w in (30.0, 31.0)
+                ],
+            }
+        )
+    )
+    (small / "graph-sizes.json").write_text(
+        json.dumps(
+            {
+                "command": "bench/small_runs.py graph-sizes --rows 75000",
+                "commit": "bbb2222",
+                "machine": "m",
+                "started": "2026-12-01 12:00:00",
+                "ended": "2026-12-01 12:30:00",
+                "results": [
+                    {
+                        "rows": 75000,
+                        "edges": {"table_lineage": 6341, "column_lineage": 103003},
+                        "incremental": 25.0,
+                        "full": [13.0, 14.0],
+                    }
+                ],
+            }
+        )
+    )
+    per_run = [
+        {"run": i, "update": 30.0 + i, "query": 0.5, "graph": 15.0, "graph_recomputed": None}
+        for i in range(1, 26)
+    ]
+    (small / "loop-long.json").write_text(
+        json.dumps(
+            {
+                "label": "long",
+                "runs": 1000,
+                "rows": 100,
+                "per_run": per_run,
+                "parts": [
+                    {
+                        "runs": [1, 25],
+                        "started": "2026-12-01 13:00:00",
+                        "code": "bbb2222",
+                        "command": "bench/small_runs.py loop --runs 1000 --label long",
+                    }
+                ],
+                "ended": "2026-12-01 13:20:00",
+            }
+        )
+    )
+
+
+def test_small_runs_sections_are_recorded_from_raw_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(small_runs, "SMALL", tmp_path / "small")
+    _raw_results(tmp_path / "small")
+    results = tmp_path / "small_runs.json"
+    results.write_text((RESULTS / "small_runs.json").read_text(encoding="utf-8"))
+    for argv in (
+        ["scenarios", "--labels", "before", "now"],
+        ["floor"],
+        ["graph-sizes"],
+        ["loop", "--label", "long"],
+    ):
+        small_runs.main(["record", *argv, "--json", str(results)])
+    out = tmp_path / "small_runs.md"
+    small_runs.main(["report", "--json", str(results), "--out", str(out)])
+    text = out.read_text(encoding="utf-8")
+    assert text == small_runs.render(json.loads(results.read_text()))
+    lines = text.splitlines()
+    fence = lines.index("```bash")
+    assert lines[fence + 1 : fence + 8] == [
+        ".venv/bin/python bench/small_runs.py build                                  # once: the"
+        " 1M warehouse",
+        ".venv/bin/python bench/small_runs.py scenarios --label before",
+        ".venv/bin/python bench/small_runs.py scenarios --label now",
+        ".venv/bin/python bench/floor.py default",
+        ".venv/bin/python bench/small_runs.py graph-sizes --rows 75000",
+        ".venv/bin/python bench/small_runs.py loop --runs 1000 --label long",
+        "```",
+    ]
+    assert (
+        "*now* is `bbb2222`, *before* is `aaa1111` (another checkout, as `--code`), measured one"
+        " after the other on 2026-12-01 between 10:00 and 10:20 UTC, load average 0.10 / 0.20 /"
+        " 0.30 before the first run."
+    ) in " ".join(text.split())
+    assert "2 cores (a CPU), 8.0 GiB, Linux 6; pyspark 4.1.4." in text
+    assert (
+        "| embedded default, warm: extract + graph + emit ≤ 45 s wall | 50.0 s | **40.0 s**"
+        " | 30.0 / 31.0 s | yes |"
+    ) in lines
+    assert (
+        "| a rerun with nothing new ≤ 20 s, no new Delta version | | **10.5 s, 0 commits, 0 Spark"
+        " jobs** (`bbb2222`, 10:15-10:20 UTC) | | yes |"
+    ) in lines
+    assert "| default-warm (empty warehouse, caches warm) | wall s | 50.0 | **40.0** |" in lines
+    assert (
+        "| embedded default (12 tables with rows) | CREATE + MERGE (what the job does) | 30.0 /"
+        " 31.0 | 3.0 / 3.0 | 6.0 / 6.0 | 15.0 / 15.0 | 3.0 / 3.0 | 1.5 / 1.5 |"
+    ) in lines
+    assert "| 75,000 | 6,341 + 103,003 | 25.0 | 13.0 / 14.0 |" in lines
+    assert "| 2-11 | 36.5 | 15.0 | 0.5 |" in lines and "| 16-25 | 50.5 | 15.0 | 0.5 |" in lines
+    assert "stopped after 25 runs (`--max-runs`; `--resume` continues it at run 26)" in (
+        " ".join(text.split())
+    )
+    # the notes went with the figures they were about; the throughput section has no record step
+    assert "## Where the time goes" not in text and "So the targets sit" not in text
+    assert "Every 10th run takes" not in text and "Hence `graph.incremental_min_edges" not in text
+    assert "| now (`7f7f350`) | 305 | 158.7 | 8.0 | 22.2 | 64.0 | 253.2 | 1,737 |" in lines
+    # no inc-10k measured: its rows say so instead of showing old figures
+    assert "| 10k new rows onto the 1M warehouse ≤ 60 s | | - | | - |" in lines
