@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import engine_diff
 import hostile_bench
 import small_runs
+import stage_report
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 
@@ -260,3 +261,92 @@ def test_small_runs_sections_are_recorded_from_raw_results(
     assert "| now (`7f7f350`) | 305 | 158.7 | 8.0 | 22.2 | 64.0 | 253.2 | 1,737 |" in lines
     # no inc-10k measured: its rows say so instead of showing old figures
     assert "| 10k new rows onto the 1M warehouse ≤ 60 s | | - | | - |" in lines
+
+
+# --- parse_stage.md and udf_results.md (bench/stage_report.py) ---------------------------------
+
+
+@pytest.mark.parametrize("page", ["parse_stage", "udf_results"])
+def test_stage_pages_are_rendered_from_their_json(page: str) -> None:
+    render = getattr(stage_report, f"render_{page}")
+    assert render(_json(f"{page}.json")) == _md(f"{page}.md")
+
+
+def _stage_run(sinks: list[str], udfs: list[str], seconds: list[float]) -> dict[str, Any]:
+    rounds, it = [], iter(seconds)
+    for number in (1, 2, 3):
+        for sink in sinks:
+            for udf in udfs:
+                took = next(it)
+                parse = took * 1.6 if sink == "sum" else None
+                rounds.append(
+                    {
+                        "round": number,
+                        "sink": sink,
+                        "partitions": 16,
+                        "udf": udf,
+                        "seconds": took,
+                        "parse_seconds": parse,
+                    }
+                )
+    return {
+        "command": "bench/parse_stage.py --log bench/data/log_1000000.parquet",
+        "date": "2026-12-01 10:00 UTC",
+        "machine": "2-core CPU, 8.0 GiB",
+        "log": "log_1000000.parquet",
+        "statements": 42096,
+        "loop_sample": 50000,
+        "loop_rate": 1000.0,
+        "cores": 2,
+        "partitions": [16],
+        "rounds": rounds,
+    }
+
+
+def test_stage_pages_are_recorded_from_runs(tmp_path: Path) -> None:
+    first = _stage_run(["noop", "checkpoint"], ["arrow"], [30.0, 25.0, 21.0, 22.0, 20.0, 23.0])
+    stage = _stage_run(["checkpoint"], ["pandas", "arrow"], [40.0, 35.0, 38.0, 33.0, 36.0, 30.0])
+    sums = _stage_run(["sum"], ["arrow"], [21.048, 20.0, 19.0])
+    udf = {
+        "command": "bench/udf_results.py --log bench/data/log_1000000.parquet",
+        "date": "2026-12-01 09:00 UTC",
+        "machine": "2-core CPU, 8.0 GiB",
+        "log": "log_1000000.parquet",
+        "statements": 42096,
+        "sample": 4000,
+        "batch": 500,
+        "parse_us": 1500.4,
+        "times": {"pandas": [160.0, 150.0, 170.0], "arrow": [20.0, 22.0, 21.0]},
+    }
+    runs = []
+    for name, run in (("first", first), ("sum", sums), ("stage", stage), ("udf", udf)):
+        runs.append(tmp_path / f"{name}.json")
+        runs[-1].write_text(json.dumps(run))
+    folder = str(tmp_path)
+    stage_report.main(["record", "parse-stage", str(runs[0]), str(runs[1]), "--results", folder])
+    udf_args = ["--udf", str(runs[3]), "--stage", str(runs[2]), "--sum", str(runs[1])]
+    stage_report.main(["record", "udf-results", *udf_args, "--results", folder])
+    stage_report.main(["report", "--results", folder])
+    page = (tmp_path / "parse_stage.md").read_text(encoding="utf-8").splitlines()
+    dash = stage_report.EN_DASH
+    # 42,096 statements / 30 s / (2 x 1,000/s) = 0.70
+    assert page[-3:] == [
+        "| 1 | noop | 0.70 (30.0 s; the application's first stage: cold) | 1.00, 1.05"
+        f" (20.0{dash}21.0 s) | 1,000.0 |",
+        "| 1 | checkpoint (as the job) | 0.84 (25.0 s; ran right after the cold noop round) | 0.96,"
+        f" 0.92 (22.0{dash}23.0 s) | 1,000.0 |",
+        "| 2 | sum | 1.00 (21.0 s; the application's first stage: cold) | 1.05, 1.11"
+        f" (19.0{dash}20.0 s) | 1,000.0 |",
+    ]
+    text = (tmp_path / "udf_results.md").read_text(encoding="utf-8")
+    assert "| parse itself (for scale) | 1,500 | |" in text
+    assert (
+        "| Arrow UDF: `results_to_arrow`, column by column | **21.0** | 20.0, 22.0, 21.0 |" in text
+    )
+    assert "The pandas path is ~11 % of a statement's parse; the Arrow path is ~1.4 %." in text
+    assert (
+        "| 1 | 40.0 | 35.0 |\n| 2 | 38.0 | 33.0 |\n| 3 | 36.0 | 30.0 |\n"
+        "| median | 38.0 | **33.0** |"
+    ) in text
+    # sum: parse s = 1.6 x the stage; the loop's 42,096 / 1,000 = 42.1 s
+    assert "| 1 | Arrow | 21.0 | 1.00 | 33.7 | 0.80 | 0.80 |" in text
