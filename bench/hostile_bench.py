@@ -384,8 +384,14 @@ Any other Delta table found in the warehouse is checked as well."""
 
 
 def _first_line(exc: BaseException) -> str:
+    """The exception's class and first line; of a Java exception behind Py4J, the Java one's
+    (Py4J's own first line names only the call that failed)."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        text = str(java.toString()).strip().splitlines()
+        return text[0][:300] if text else type(exc).__name__
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".strip()
 
 
 def delta_tables(warehouse: Path) -> list[str]:
