@@ -21,7 +21,7 @@ LINEAGE_MAVEN_REPOSITORIES ?= $(if $(wildcard $(SHARED_MAVEN)/io),file://$(SHARE
 export LINEAGE_MAVEN_REPOSITORIES
 SUBMIT := $(VENV)/bin/spark-submit $(if $(LINEAGE_MAVEN_REPOSITORIES),--repositories $(LINEAGE_MAVEN_REPOSITORIES))
 
-.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small lint sample clean-warehouse
+.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -60,10 +60,15 @@ test-engine: venv  ## the parser against Spark's own lineage (OpenLineage listen
 engine-diff: venv  ## the full differential run; writes bench/results/engine_diff.{md,json}
 	$(PY) bench/engine_diff.py --json bench/results/engine_diff.json --report bench/results/engine_diff.md
 
-bench-small: venv  ## fixed cost of small and no-op runs (builds a 1M-row warehouse once under bench/data/small); writes bench/results/small_runs.md
+bench-small: venv  ## fixed cost of small and no-op runs (builds a 1M-row warehouse once under bench/data/small: hours on 2 cores); records the scenarios in bench/results/small_runs.json, renders small_runs.md from it
 	$(PY) bench/small_runs.py build
-	$(PY) bench/small_runs.py scenarios --label after
-	$(PY) bench/small_runs.py report --labels after --out bench/results/small_runs.md
+	$(PY) bench/small_runs.py scenarios --label now
+	$(PY) bench/small_runs.py record scenarios --labels now
+	$(PY) bench/small_runs.py report
+
+bench-hostile: venv  ## the job on 100k generated hostile rows (about 30 min on 2 shared cores; its files under bench/data/hostile); writes bench/results/hostile.{json,md}, fails when a row is not accounted for, a task failed, a secret was found or a table could not be checked
+	$(PY) bench/hostile_bench.py --rows 100000 --out bench/data/hostile \
+	    --json bench/results/hostile.json --report bench/results/hostile.md
 
 test-fast: venv  ## no Spark
 	$(PY) -m pytest -m "not spark and not engine"

@@ -38,7 +38,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.small_runs import SMALL, WAREHOUSE_1M, load_average, spark_submit  # noqa: E402
+from bench.small_runs import (  # noqa: E402
+    SMALL,
+    WAREHOUSE_1M,
+    command_line,
+    git_commit,
+    load_average,
+    spark_submit,
+    utc_now,
+)
 
 DELETE = "_floor_delete"
 
@@ -195,6 +203,7 @@ def run(args: argparse.Namespace) -> None:
         cmd, env = spark_submit(ROOT)
         cmd += [str(Path(__file__)), "write", str(warehouse), str(rows), "--mode", args.mode]
         load = load_average()
+        started_at = utc_now()
         started = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = round(time.perf_counter() - started, 1)
@@ -202,10 +211,17 @@ def run(args: argparse.Namespace) -> None:
             sys.stderr.write((proc.stdout + proc.stderr)[-4000:])
             raise SystemExit(f"floor {args.scenario}: the application failed")
         line = next(x for x in proc.stdout.splitlines() if x.startswith("FLOOR "))
-        result = {"wall": wall, "load_before": load, **json.loads(line[6:])}
+        result = {
+            "wall": wall,
+            "load_before": load,
+            "started": started_at,
+            "ended": utc_now(),
+            **json.loads(line[6:]),
+        }
         print(f"floor {args.scenario} #{attempt + 1}: {json.dumps(result)}", flush=True)
         results.append(result)
-    (work / f"result-{args.mode}.json").write_text(json.dumps(results, indent=1))
+    doc = {"command": args.command_line, "commit": git_commit(ROOT), "runs": results}
+    (work / f"result-{args.mode}.json").write_text(json.dumps(doc, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for scenario in ("default", "inc-10k"):
         p = sub.add_parser(scenario)
-        p.add_argument("--label", default="after", help="the small_runs.py scenarios label")
+        p.add_argument("--label", default="now", help="the small_runs.py scenarios label")
         p.add_argument("--repeats", type=int, default=2)
         p.add_argument("--prepare", action="store_true", help="recompute the rows to write")
         p.add_argument(
@@ -229,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("rows", type=Path)
     p.add_argument("--mode", choices=("merge", "insert", "append"), default="merge")
     args = parser.parse_args(argv)
+    args.command_line = command_line("bench/floor.py", sys.argv[1:] if argv is None else argv)
     if args.command == "write":
         write(args.warehouse, args.rows, args.mode)
     else:

@@ -1,8 +1,9 @@
 """Hostile-input harness: generate a log of hostile rows, run the extraction job on it, account
 for every row and look for planted secrets everywhere the job leaves data.
 
-    python bench/hostile_bench.py --rows 100000 --out bench/out/hostile   # the full run
-    python bench/hostile_bench.py --rows 2000 --out /some/dir              # a small slice
+    python bench/hostile_bench.py --rows 100000 --out bench/data/hostile \
+        --json bench/results/hostile.json --report bench/results/hostile.md   # make bench-hostile
+    python bench/hostile_bench.py --rows 2000 --out bench/data/hostile-2k     # a small slice
 
 What is generated (deterministic for a seed), spread over a CSV, a JSON Lines and a BigQuery-
 style JSON Lines source:
@@ -20,23 +21,37 @@ style JSON Lines source:
   ``FAIL``/``INCIDENT``; duplicate query ids; timestamps in odd zones and none at all.
 
 The job runs as ``jobs/extract.py`` in a child process with ``spark.local.dir`` inside
-``--out``; a watcher scans that folder while the job runs. The report (stdout and
-``--out``/report.json) gives: rows generated and read, rows read = relevant + not relevant +
-quarantined, failed Spark tasks, canaries found in the Delta tables, the OpenLineage events, the
-job's log and spark.local.dir (during and after the run), and the wall time.
+``--out``; a watcher scans that folder while the job runs. Then every row of every table the run
+writes (and of any other Delta table in its warehouse) is searched for the canary, in a Spark
+application of its own. The report (stdout and ``--out``/report.json; ``--json`` and
+``--report`` write the results files) gives: rows generated and read, rows read = relevant + not
+relevant + quarantined, failed Spark tasks, the rows checked and canaries found per Delta table,
+canaries in the OpenLineage events, the spool, the job's log and spark.local.dir (during and
+after the run), and the wall time.
+
+The exit code is 0 only when every row is accounted for, no task failed, no canary was found and
+everything was checked: a table that cannot be read, a table left empty or a missing events file
+fails the run with one line saying what was not checked and why.
+
+``--from-json FILE --report FILE`` renders the Markdown results file from the JSON of a run
+(``bench/results/hostile.json`` → ``bench/results/hostile.md``); the JSON's ``notes`` (paragraphs,
+each a list of lines) are a reading of that run, and a new run's JSON has none.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import importlib.metadata
 import io
 import json
 import os
 import platform
 import random
+import re
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -355,35 +370,126 @@ class Watcher(threading.Thread):
             self.hits += hits
 
 
+TABLES_TO_CHECK = (
+    "parsed_statements",
+    "queries",
+    "table_lineage",
+    "column_lineage",
+    "quarantine",
+    "lineage_runs",
+    "openlineage_emissions",
+)
+"""The tables a run of the harness writes (graph stage off): each must be read, and hold rows.
+Any other Delta table found in the warehouse is checked as well."""
+
+
+def delta_tables(warehouse: Path) -> list[str]:
+    """Names of the Delta tables (folders with a ``_delta_log``) under ``warehouse``."""
+    if not warehouse.is_dir():
+        return []
+    return sorted(p.name for p in warehouse.iterdir() if (p / "_delta_log").is_dir())
+
+
+def check_tables(
+    spark: Any,
+    warehouse: Path,
+    marker: str = CANARY,
+    required: tuple[str, ...] = TABLES_TO_CHECK,
+) -> dict[str, Any]:
+    """Every row of every table of ``required`` and of any other Delta table under
+    ``warehouse``, as JSON text, searched for ``marker``.
+
+    Returns ``tables`` (per table: rows checked, rows holding the marker), ``unreadable`` (per
+    table that could not be checked: why), the quarantine's rows per reason and the newest run's
+    status. A table is never left out silently: a required one that is missing or fails to read
+    is in ``unreadable``.
+    """
+    from pyspark.sql import functions as F
+
+    from lineage_udfs.core.errors import one_line
+
+    names = [*required, *(n for n in delta_tables(warehouse) if n not in required)]
+    tables: dict[str, dict[str, int]] = {}
+    unreadable: dict[str, str] = {}
+    for name in names:
+        path = warehouse / name
+        if not (path / "_delta_log").is_dir():
+            unreadable[name] = "no Delta table (no _delta_log folder)"
+            continue
+        try:
+            frame = spark.read.format("delta").load(str(path))
+            text = F.to_json(F.struct(*[F.col(c) for c in frame.columns]))
+            row = frame.agg(
+                F.count(F.lit(1)).alias("rows"), F.count_if(text.contains(marker)).alias("hits")
+            ).first()
+        except Exception as exc:  # any failure to read is reported, never skipped
+            unreadable[name] = one_line(exc, with_type=True)
+            continue
+        tables[name] = {"rows": int(row["rows"]), "canaries": int(row["hits"])}
+    result: dict[str, Any] = {"tables": tables, "unreadable": unreadable}
+    if "quarantine" in tables:
+        reasons = (
+            spark.read.format("delta")
+            .load(str(warehouse / "quarantine"))
+            .groupBy(F.substring("reason", 1, 60).alias("reason"))
+            .count()
+            .orderBy(F.desc("count"), "reason")
+            .collect()
+        )
+        result["quarantine_reasons"] = {r["reason"]: r["count"] for r in reasons}
+    if "lineage_runs" in tables:
+        run = (
+            spark.read.format("delta")
+            .load(str(warehouse / "lineage_runs"))
+            .orderBy(F.col("started_at").desc())
+            .first()
+        )
+        result["run_status"] = run["status"] if run else None
+    return result
+
+
 SPARK_CHECK = r"""
 import json, sys
-from pyspark.sql import SparkSession, functions as F
+from pathlib import Path
+from pyspark.sql import SparkSession
+sys.path.insert(0, sys.argv[1])
+from hostile_bench import check_tables
 from lineage_udfs.settings import load_settings
-from lineage_udfs.spark.storage.tables import LineageTables
-settings = load_settings(sys.argv[1:-1])
-marker = sys.argv[-1]
+settings = load_settings(sys.argv[2:-2])
 spark = SparkSession.builder.master("local[2]").config(
     "spark.jars.packages", ",".join(settings.spark.packages)).config(
     "spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension").config(
     "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog").config(
     "spark.ui.enabled", "false").getOrCreate()
-tables = LineageTables(spark, settings.sink)
-found, rows = {}, {}
-for name in ("parsed_statements", "queries", "table_lineage", "column_lineage", "quarantine",
-             "lineage_runs", "openlineage_emissions"):
-    try:
-        frame = tables.read(name)
-    except Exception:
-        continue
-    text = F.to_json(F.struct(*[F.col(c) for c in frame.columns]))
-    rows[name] = frame.count()
-    found[name] = frame.where(text.contains(marker)).count()
-run = tables.read("lineage_runs").orderBy(F.col("started_at").desc()).first()
-quarantine = {r["reason"][:60]: r["count"] for r in
-              tables.read("quarantine").groupBy("reason").count().collect()}
-print(json.dumps({"canaries": found, "rows": rows, "quarantine_reasons": quarantine,
-                  "run_status": run["status"]}))
+print("CHECK " + json.dumps(check_tables(spark, Path(sys.argv[-2]), sys.argv[-1])))
 """
+"""The table check in a Spark application of its own (the job's has ended)."""
+
+
+def run_check(config: Path, warehouse: Path, out: Path) -> dict[str, Any]:
+    """``check_tables`` in a child process; on a failure of the child itself, ``error``."""
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SPARK_CHECK,
+            str(ROOT / "bench"),
+            str(ROOT / "conf/base.yaml"),
+            str(config),
+            str(warehouse),
+            CANARY,
+        ],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    line = next((x for x in check.stdout.splitlines() if x.startswith("CHECK ")), None)
+    if check.returncode != 0 or line is None:
+        last = (check.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"the check's Spark application failed (exit {check.returncode}): {last}"}
+    return dict(json.loads(line[len("CHECK ") :]))
 
 
 def run_job(config: Path, out: Path) -> dict[str, Any]:
@@ -419,86 +525,331 @@ def run_job(config: Path, out: Path) -> dict[str, Any]:
     }
 
 
+_LOG_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ ([\w.]+): (.*)$")
+_EMIT = re.compile(r"OpenLineage emit.*? rows=(\d+) skipped=(\d+) emitted=(\d+)")
+
+
 def summary_from_log(log: Path) -> dict[str, Any]:
-    """The run summary's counts and the failed-task count, from the job's log."""
+    """The run summary's counts, the extraction's seconds per stage, the emission's rows and
+    seconds (from the end of the extraction to its summary line) and the failed-task count,
+    from the job's log."""
     text = log.read_text(errors="replace")
+    lines = text.splitlines()
     counts: dict[str, Any] = {}
     for key, label in (
         ("rows_read", "rows read"),
         ("load_quarantined", "quarantined at load"),
         ("not_relevant", "not lineage-relevant"),
         ("relevant", "relevant rows"),
+        ("distinct_statements", "distinct statements"),
     ):
-        for line in text.splitlines():
+        for line in lines:
             if line.strip().startswith(label):
                 counts[key] = int(line.split()[len(label.split())])
                 break
-    for line in text.splitlines():
+    extracted = emitted = None
+    for line in lines:
         if "duplicate query ids dropped:" in line:
             counts["duplicates"] = int(line.rsplit(":", 1)[1].strip(" )"))
+        if "seconds per stage" in line:
+            stages = line.split("seconds per stage", 1)[1].split(",")
+            counts["extraction_seconds"] = {
+                k.strip(): float(v.strip().rstrip("s"))
+                for k, v in (part.split("=") for part in stages if "=" in part)
+            }
+        m = _LOG_LINE.match(line)
+        if m and m.group(3).startswith("extraction summary"):
+            extracted = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+        emit = _EMIT.search(line)
+        if emit:
+            counts["events_skipped_rows"] = int(emit.group(2))
+            if m:
+                emitted = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+    if extracted and emitted:
+        counts["emission_seconds"] = round((emitted - extracted).total_seconds(), 1)
     # Spark logs every failed task attempt at WARN ("TaskSetManager: Lost task 0.0 in stage …")
-    counts["failed_tasks"] = sum(1 for line in text.splitlines() if "Lost task" in line)
+    counts["failed_tasks"] = sum(1 for line in lines if "Lost task" in line)
     return counts
 
 
+def problems(report: dict[str, Any]) -> list[str]:
+    """One line per reason the run fails: a table or file that could not be checked, a row not
+    accounted for, a failed task, a canary found; empty when the run passes."""
+    out = [f"the job exited with {report['exit_code']}"] if report.get("exit_code") else []
+    if report.get("check_error"):
+        out.append(f"the Delta tables were not checked: {report['check_error']}")
+    for name, why in report.get("unreadable_tables", {}).items():
+        out.append(f"table {name} was not checked: {why}")
+    for name in TABLES_TO_CHECK:
+        if report.get("tables", {}).get(name, {}).get("rows") == 0:
+            out.append(f"table {name} holds no rows: nothing in it was checked")
+    if report.get("events") is None:
+        out.append("the OpenLineage events were not checked: no events file")
+    if not report.get("every_row_accounted"):
+        out.append(
+            f"rows not accounted for: {report.get('rows_read')} read,"
+            f" {report.get('rows_accounted')} accounted for,"
+            f" {report.get('records_in_files')} records in the files"
+        )
+    if report.get("failed_tasks"):
+        out.append(f"{report['failed_tasks']} failed Spark tasks")
+    found = {f"table {n}": t["canaries"] for n, t in report.get("tables", {}).items()}
+    found.update(
+        {
+            "the events": report.get("canaries_in_events") or 0,
+            "the spool": report.get("canaries_in_spool", 0),
+            "the job log": report.get("canary_lines_in_log", 0),
+            "spark.local.dir during the run": report.get("local_dir_canary_hits_during_run", 0),
+            "spark.local.dir after the run": report.get("local_dir_canary_hits_after_run", 0),
+        }
+    )
+    out += [f"planted secrets found in {where}: {n}" for where, n in found.items() if n]
+    return out
+
+
+def _load() -> list[float]:
+    return [round(x, 1) for x in os.getloadavg()]
+
+
+def _machine() -> str:
+    cpu = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
+    return f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu}), {memory:.1f} GiB"
+
+
+def _versions(master: str) -> dict[str, str]:
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False)
+    first = (java.stderr.splitlines() or ["?"])[0]
+    return {
+        "spark": importlib.metadata.version("pyspark"),
+        "master": master,
+        "delta": importlib.metadata.version("delta-spark"),
+        "java": first.split('"')[1] if '"' in first else first,
+        "python": platform.python_version(),
+    }
+
+
+def _code() -> str:
+    """The checkout's commit, and whether it had uncommitted changes."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return f"`{head}`" + (" with uncommitted changes" if dirty else "") if head else "not in git"
+
+
+def _command(argv: list[str]) -> str:
+    """The command line as run from the repository root; a folder outside it shown as <dir>."""
+    python = ".venv/bin/python" if Path(sys.prefix) == ROOT / ".venv" else "python"
+    shown = []
+    for arg in argv:
+        path = Path(arg)
+        if path.is_absolute():
+            arg = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else "<dir>"
+        shown.append(arg)
+    return " ".join([python, "bench/hostile_bench.py", *shown])
+
+
+# --- the results file --------------------------------------------------------------------------
+
+
+def _n(value: int | float) -> str:
+    return f"{value:,.0f}"
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, width=96, break_long_words=False, break_on_hyphens=False)
+
+
+def render(doc: dict[str, Any]) -> str:
+    """``bench/results/hostile.md`` from the run's JSON (``--json``): the figures of the run,
+    then the notes kept with it (each a list of lines) or, without notes, the verdict."""
+    load, load_end = (
+        " / ".join(f"{x:.1f}" for x in doc[k]) if doc.get(k) else "not recorded"
+        for k in ("load_start", "load_end")
+    )
+    v = doc["versions"]
+    machine = (
+        f"Date: {doc['date']}. Machine: {doc['machine']}: `uptime` load average {load}"
+        f" (1 / 5 / 15 min) when the run started, {load_end} when it ended."
+    )
+    software = (
+        f"Spark {v['spark']} ({v['master']}), Delta {v['delta']}, Java {v['java']},"
+        f" Python {v['python']}. Code: {doc['code']}."
+    )
+    parts = [doc[k] for k in ("load_quarantined", "not_relevant", "relevant", "duplicates")]
+    reasons = doc["quarantine_reasons"]
+    tables = doc["tables"]
+    if all(t["canaries"] == 0 for t in tables.values()):
+        listed = ", ".join(
+            name + ("" if t["rows"] is None else f" {_n(t['rows'])} row{'s' * (t['rows'] != 1)}")
+            for name, t in tables.items()
+        )
+        in_tables = f"0 in every table ({listed})"
+    else:
+        in_tables = ", ".join(
+            f"{name}: {t['canaries']}" + ("" if t["rows"] is None else f" of {_n(t['rows'])} rows")
+            for name, t in tables.items()
+        )
+    for name, why in doc.get("unreadable_tables", {}).items():
+        in_tables += f"; {name} not checked: {why}"
+    stages = dict(doc["extraction_seconds"])
+    total = stages.pop("total")
+    if doc.get("emission_seconds") is not None:
+        emission = f"emission {_n(doc['emission_seconds'])} s"
+    else:
+        emission = f"emission ~{doc['emission_seconds_approx'] / 60:.0f} min"
+    events = "not found" if doc["events"] is None else _n(doc["events"])
+    rows = [
+        ("records generated (in the files)", _n(doc["records_in_files"])),
+        (
+            "CSV records absorbed by an unterminated quote (Python's csv module on the same file)",
+            _n(doc["csv_records_absorbed"]),
+        ),
+        (
+            "rows read",
+            f"{_n(doc['rows_read'])} (= {_n(doc['records_in_files'])}"
+            f" - {_n(doc['csv_records_absorbed'])})"
+            if doc["rows_read"] + doc["csv_records_absorbed"] == doc["records_in_files"]
+            else f"{_n(doc['rows_read'])} (not {_n(doc['records_in_files'])}"
+            f" - {_n(doc['csv_records_absorbed'])})",
+        ),
+        (
+            "quarantined at load / not relevant / relevant / duplicate ids",
+            " / ".join(_n(x) for x in parts) + f" (sum {_n(sum(parts))})",
+        ),
+        (
+            "quarantine rows (load + parse)",
+            f"{_n(sum(reasons.values()))}: "
+            + ", ".join(f"{reason} {_n(n)}" for reason, n in reasons.items()),
+        ),
+        ("distinct statements parsed", _n(doc["distinct_statements"])),
+        ('failed Spark tasks ("Lost task" lines in the job log)', _n(doc["failed_tasks"])),
+        (
+            "OpenLineage events written",
+            f"{events} ({_n(doc['events_skipped_rows'])} rows skipped: not emitted kinds)",
+        ),
+        ("canaries in Delta tables", in_tables),
+        (
+            "canaries in events / spool / job log",
+            f"{doc['canaries_in_events']} / {doc['canaries_in_spool']}"
+            f" / {doc['canary_lines_in_log']}",
+        ),
+        (
+            "spark.local.dir: scans while the job ran / most files seen / canary hits",
+            f"{_n(doc['local_dir_scans_during_run'])} / {_n(doc['local_dir_files_max'])}"
+            f" / {doc['local_dir_canary_hits_during_run']}",
+        ),
+        (
+            "spark.local.dir after the run",
+            f"{_n(doc['local_dir_files_after_run'])} files,"
+            f" {doc['local_dir_canary_hits_after_run']} hits",
+        ),
+        (
+            "wall time (extraction + emission, JVM start included)",
+            f"{_n(doc['wall_seconds'])} s (extraction {_n(total)} s: "
+            + ", ".join(f"{k} {_n(x)}" for k, x in stages.items())
+            + f"; {emission})",
+        ),
+    ]
+    lines = [
+        f"# Hostile-input harness: {_n(doc['records_generated'])} rows",
+        "",
+        f"Command: `{doc['command']}` (seed {doc['seed']}).",
+        *_wrap(machine),
+        *_wrap(software),
+        "",
+        "| figure | value |",
+        "|---|---|",
+        *(f"| {label} | {value} |" for label, value in rows),
+    ]
+    notes = doc.get("notes") or [_wrap(_verdict(doc))]
+    for paragraph in notes:
+        lines += ["", *paragraph]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(doc: dict[str, Any]) -> str:
+    found = problems(doc)
+    if not found:
+        return (
+            "Every row is accounted for, no Spark task failed and no planted secret was found in"
+            " any table, event, spool file, log line or spark.local.dir."
+        )
+    return "The run fails: " + "; ".join(found) + "."
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="the run's folder (input, warehouse, logs)")
     parser.add_argument(
         "--check-only",
         action="store_true",
         help="report on an earlier run in --out (regenerates the plan from --rows/--seed)",
     )
+    parser.add_argument("--json", type=Path, help="write the run's figures here")
+    parser.add_argument("--report", type=Path, help="write the Markdown results file here")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        help="no run: write --report from the figures of an earlier --json",
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        if not args.report:
+            parser.error("--from-json needs --report")
+        args.report.write_text(render(json.loads(args.from_json.read_text())))
+        return 0
+    if args.out is None:
+        parser.error("--out is required")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    load_start = _load()
     if args.check_only:
         plan = Plan(records=args.rows)  # the kinds are not regenerated
         config = out / "hostile.yaml"
         job = json.loads((out / "job.json").read_text())
+        job.setdefault("load_start", None)  # not recorded by older runs
+        job.setdefault("load_end", None)
     else:
         plan = generate(out, args.rows, args.seed)
         config = write_config(out)
         job = run_job(config, out)
+        job["load_start"], job["load_end"] = load_start, _load()
         (out / "job.json").write_text(json.dumps(job))
     counts = summary_from_log(out / "job.log")
     records = count_records(out, args.seed)
-    check = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            SPARK_CHECK,
-            str(ROOT / "conf/base.yaml"),
-            str(config),
-            CANARY,
-        ],
-        cwd=out,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    tables = json.loads(check.stdout.strip().splitlines()[-1]) if check.returncode == 0 else {}
+    check = run_check(config, out / "warehouse", out)
     events = out / "events.jsonl"
-    event_hits = (
-        sum(CANARY in line for line in events.open(errors="replace")) if events.exists() else -1
-    )
-    event_count = sum(1 for _ in events.open(errors="replace")) if events.exists() else 0
+    event_hits = event_count = None
+    if events.exists():
+        event_hits = sum(CANARY in line for line in events.open(errors="replace"))
+        event_count = sum(1 for _ in events.open(errors="replace"))
     log_hits = sum(CANARY in line for line in (out / "job.log").open(errors="replace"))
     after_files, after_hits = scan_folder(out / "spark-local")
-    _, spool_hits = scan_folder(out / "spool") if (out / "spool").exists() else (0, 0)
-    accounted = (
-        counts.get("load_quarantined", 0)
-        + counts.get("not_relevant", 0)
-        + counts.get("relevant", 0)
-        + counts.get("duplicates", 0)
+    spool_hits = scan_folder(out / "spool")[1] if (out / "spool").exists() else 0
+    accounted = sum(
+        counts.get(k, 0) for k in ("load_quarantined", "not_relevant", "relevant", "duplicates")
     )
     report = {
-        "command": " ".join(["python", "bench/hostile_bench.py", *(argv or sys.argv[1:])]),
-        "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.system()}",
+        "command": _command(argv),
+        "seed": args.seed,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": _machine(),
+        "versions": _versions("local[2]"),
+        "code": _code(),
         "records_generated": plan.records,
         **records,
         "kinds": plan.kinds,
@@ -509,33 +860,30 @@ def main(argv: list[str] | None = None) -> int:
         == records["records_in_files"]
         == plan.records,
         **job,
-        "delta": tables,
+        "tables": check.get("tables", {}),
+        "unreadable_tables": check.get("unreadable", {}),
+        "check_error": check.get("error", ""),
+        "quarantine_reasons": check.get("quarantine_reasons", {}),
+        "run_status": check.get("run_status"),
         "events": event_count,
         "canaries_in_events": event_hits,
         "canaries_in_spool": spool_hits,
         "canary_lines_in_log": log_hits,
         "local_dir_files_after_run": after_files,
         "local_dir_canary_hits_after_run": after_hits,
-        "check_error": check.stderr[-2000:] if check.returncode else "",
     }
     (out / "report.json").write_text(json.dumps(report, indent=2))
-    print(json.dumps(report, indent=2))
-    canaries = (
-        sum(tables.get("canaries", {}).values())
-        + max(event_hits, 0)
-        + spool_hits
-        + log_hits
-        + after_hits
-        + job["local_dir_canary_hits_during_run"]
-    )
-    ok = (
-        job["exit_code"] == 0
-        and report["every_row_accounted"]
-        and canaries == 0
-        and counts.get("failed_tasks", 0) == 0
-        and bool(tables)
-    )
-    return 0 if ok else 1
+    for name, table in report["tables"].items():
+        print(f"{name}: {table['rows']:,} rows checked, {table['canaries']} holding a canary")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    if args.report:
+        args.report.write_text(render(report))
+    failures = problems(report)
+    for line in failures:
+        print(f"hostile_bench: {line}", file=sys.stderr)
+    print(f"{out / 'report.json'}: {'FAILED' if failures else 'passed'}")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

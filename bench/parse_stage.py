@@ -13,11 +13,16 @@ Usage (from the repository root, the job's Python on the workers)::
     PYSPARK_PYTHON=$PWD/.venv/bin/python PYTHONPATH=. .venv/bin/python bench/parse_stage.py \\
         --log bench/data/log_1000000.parquet --partitions 6 16 --loop-sample 2000 \\
         --sink noop checkpoint --udf arrow pandas --repeats 2
+
+``--json FILE`` keeps the run's figures (every round's seconds, the loop's rate, the command,
+date and machine) for ``bench/stage_report.py``, which writes bench/results/parse_stage.md and
+udf_results.md from them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -31,6 +36,7 @@ from pyspark.sql import DataFrame
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run_bench import distinct_statements, run_loop
+from stage_report import run_facts
 
 from lineage_udfs.core.fingerprint import normalized_masked_sql
 from lineage_udfs.core.options import ParserOptions
@@ -92,7 +98,19 @@ def main(argv: list[str] | None = None) -> int:
         " iterator pandas UDF it falls back to on 4.0; several are timed interleaved",
     )
     ap.add_argument("--repeats", type=int, default=1, help="rounds over every combination")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        help="write the run's figures here (bench/stage_report.py records them into"
+        " bench/results/parse_stage.json or udf_results.json)",
+    )
     ns = ap.parse_args(argv)
+    facts = run_facts(
+        "bench/parse_stage.py",
+        sys.argv[1:] if argv is None else argv,
+        "SPARK_CONF_DIR=$PWD/conf PYSPARK_PYTHON=$PWD/.venv/bin/python PYTHONPATH=."
+        " .venv/bin/python",
+    )
 
     from pyspark.sql import SparkSession
 
@@ -135,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         frame = spark.read.parquet(path).cache()
         frame.count()
         combinations = [(s, n, u) for s in ns.sink for n in ns.partitions for u in ns.udf]
-        for _ in range(ns.repeats):
+        rounds = []
+        for number in range(1, ns.repeats + 1):
             for sink, n, udf in combinations:
                 started = time.perf_counter()
                 parsed = parse_statements(frame, ParserOptions(), n, udf_factory=factories[udf])
@@ -148,6 +167,16 @@ def main(argv: list[str] | None = None) -> int:
                     if parse_seconds is not None
                     else ""
                 )
+                rounds.append(
+                    {
+                        "round": number,
+                        "sink": sink,
+                        "partitions": n,
+                        "udf": udf,
+                        "seconds": took,
+                        "parse_seconds": parse_seconds,
+                    }
+                )
                 print(
                     f"{udf} UDF on {ns.master}, {n} partitions, {sink}: {took:.1f} s,"
                     f" {rate:.1f} statements/s = {rate / (cores * loop):.2f} x {cores} x the loop"
@@ -155,6 +184,18 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
         spark.stop()
+    if ns.json:
+        run = {
+            **facts,
+            "log": Path(ns.log).name,
+            "statements": len(statements),
+            "loop_sample": ns.loop_sample,
+            "loop_rate": loop,
+            "cores": cores,
+            "partitions": ns.partitions,
+            "rounds": rounds,
+        }
+        ns.json.write_text(json.dumps(run, indent=1) + "\n")
     return 0
 
 

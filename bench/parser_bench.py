@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Parser benchmark",
         "",
-        f"Command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
+        "Command (from the repository root): `PYTHONPATH=. .venv/bin/python"
+        f" {' '.join(['bench/parser_bench.py', *(sys.argv[1:] if argv is None else argv)])}`",
         "",
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         f"- machine: `nproc`={_nproc()}, CPU: {_cpu_model()}, single process, one core",

@@ -14,11 +14,15 @@ parse itself for scale.
 Usage (from the repository root)::
 
     PYTHONPATH=. .venv/bin/python bench/udf_results.py --log bench/data/log_1000000.parquet
+
+``--json FILE`` keeps the run's figures for ``bench/stage_report.py``, which writes
+bench/results/udf_results.md from them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import sys
@@ -31,6 +35,7 @@ from pyspark.sql.pandas.serializers import ArrowStreamPandasUDFSerializer
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run_bench import distinct_statements
+from stage_report import run_facts
 
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import to_record
@@ -46,7 +51,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=4000)
     ap.add_argument("--batch", type=int, default=500, help="rows per Arrow batch (the job's)")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument(
+        "--json",
+        type=Path,
+        help="write the run's figures here (bench/stage_report.py records them into"
+        " bench/results/udf_results.json)",
+    )
     ns = ap.parse_args(argv)
+    facts = run_facts(
+        "bench/udf_results.py",
+        sys.argv[1:] if argv is None else argv,
+        "PYTHONPATH=. .venv/bin/python",
+    )
 
     statements = distinct_statements(Path(ns.log))
     rows = random.Random(7).sample(statements, min(ns.sample, len(statements)))
@@ -95,6 +111,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:>6}: median {statistics.median(values):,.1f} µs per statement"
             f" (runs: {', '.join(f'{v:.1f}' for v in values)})"
         )
+    if ns.json:
+        run = {
+            **facts,
+            "log": Path(ns.log).name,
+            "statements": len(statements),
+            "sample": len(results),
+            "batch": ns.batch,
+            "parse_us": parse_us,
+            "times": times,
+        }
+        ns.json.write_text(json.dumps(run, indent=1) + "\n")
     return 0
 
 
