@@ -89,6 +89,13 @@ sample: venv  ## regenerate data/sample/ (deterministic)
 clean-warehouse:
 	rm -rf warehouse
 
+# The job on a Spark standalone cluster: a master and two workers (one core, 2 GiB each) on
+# 127.0.0.1, started from the installed pyspark by the tests and stopped by PID (tests/cluster).
+# Not part of `make test`.
+.PHONY: test-cluster
+test-cluster: venv  ## the job submitted to a real standalone cluster of two workers (tests/cluster)
+	$(PY) -m pytest -m cluster tests/cluster
+
 # Integration tests against a real Marquez (../shared/services/marquez, or MARQUEZ_URL) and a real
 # Kafka broker (scripts/kafka/kafka.sh); the fixtures start and stop them. Not part of `make test`.
 $(VENV)/.installed-kafka: $(VENV)/.installed

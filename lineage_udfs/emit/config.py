@@ -9,6 +9,7 @@ part of them: a transport names the *environment variable* that holds its API ke
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -22,6 +23,26 @@ DEFAULT_PRODUCER = f"https://github.com/lineage-warehouse/lineage-warehouse/tree
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def driver_path(path: str) -> str:
+    """``path`` made absolute against the working directory of the process that validates the
+    settings: the driver, which loads them. Events are written by the executors, with these
+    settings as the driver pickled them; a relative path would be resolved against each
+    executor's own working directory (a standalone worker's app folder, a YARN container),
+    where the file or spool is not the driver's. The same rule as the sink's relative paths
+    (the driver's working directory). A URL (``scheme://…``) is left as it is.
+
+    Examples:
+        >>> import os
+        >>> driver_path("out/events.jsonl") == os.path.join(os.getcwd(), "out", "events.jsonl")
+        True
+        >>> driver_path("/data/events.jsonl"), driver_path("s3://bucket/events.jsonl")
+        ('/data/events.jsonl', 's3://bucket/events.jsonl')
+    """
+    if "://" in path:
+        return path
+    return str(Path(path).resolve())
 
 
 class HttpTransportSettings(_Strict):
@@ -46,7 +67,13 @@ class FileTransportSettings(_Strict):
 
     type: Literal["file"] = "file"
     log_file_path: str
+    """Relative: to the driver's working directory (:func:`driver_path`)."""
     append: bool = True
+
+    @field_validator("log_file_path")
+    @classmethod
+    def _on_the_driver(cls, value: str) -> str:
+        return driver_path(value)
 
 
 class KafkaTransportSettings(_Strict):
@@ -110,9 +137,15 @@ class SpoolSettings(_Strict):
     """
 
     enabled: bool = True
-    path: str = ".lineage/openlineage-spool"
+    path: str = Field(default=".lineage/openlineage-spool", validate_default=True)
+    """Relative: to the driver's working directory (:func:`driver_path`)."""
     max_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
     """Cap on the spool directory; events beyond it are counted as overflowed and dropped."""
+
+    @field_validator("path")
+    @classmethod
+    def _on_the_driver(cls, value: str) -> str:
+        return driver_path(value)
 
 
 class OpenLineageSettings(_Strict):

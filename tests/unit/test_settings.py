@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import yaml
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
-from lineage_udfs.emit.config import OpenLineageSettings
+from lineage_udfs.emit.config import FileTransportSettings, OpenLineageSettings
 from lineage_udfs.settings import (
     ExecutionSettings,
     JobSettings,
@@ -79,6 +80,30 @@ def test_base_yaml_documents_every_openlineage_option() -> None:
     base = yaml.safe_load((CONF / "base.yaml").read_text(encoding="utf-8"))
     assert set(base["openlineage"]) == set(OpenLineageSettings.model_fields)
     assert base["openlineage"]["scope"] == OpenLineageSettings().scope == "incremental"
+
+
+def test_openlineage_relative_paths_are_the_drivers_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executors write the events file and the spool with the settings the driver loaded
+    and pickled: a relative path must name the driver's directory, not each executor's."""
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    monkeypatch.chdir(driver)
+    openlineage = load_settings([CONF / "base.yaml", CONF / "local.yaml"]).openlineage
+    shipped = pickle.dumps(openlineage)
+    executor = tmp_path / "app-1" / "0"  # a standalone worker's folder for executor 0
+    executor.mkdir(parents=True)
+    monkeypatch.chdir(executor)
+    on_executor = pickle.loads(shipped)
+    assert isinstance(on_executor.transport, FileTransportSettings)
+    here = driver.resolve()
+    assert on_executor.transport.log_file_path == str(here / "warehouse/openlineage/events.jsonl")
+    assert on_executor.spool.path == str(here / "warehouse/openlineage/spool")
+    default = OpenLineageSettings().spool.path
+    assert default == str(executor.resolve() / ".lineage/openlineage-spool")
+    url = FileTransportSettings(log_file_path="s3://bucket/events.jsonl")
+    assert url.log_file_path == "s3://bucket/events.jsonl"
 
 
 def test_load_settings_openlineage_scope_is_incremental_or_all(tmp_path: Path) -> None:

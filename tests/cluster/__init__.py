@@ -1,0 +1,1 @@
+"""Tests on a Spark standalone cluster (make test-cluster); see conftest.py."""

@@ -1,0 +1,44 @@
+"""Tests on a real Spark standalone cluster (``make test-cluster``): a master and two workers of
+one core each on 127.0.0.1 (:mod:`standalone`), applications submitted with ``spark-submit
+--master spark://127.0.0.1:PORT`` as a user submits them.
+
+They are selected only by ``-m cluster``; any other run (``make test``, ``make test-fast``)
+deselects them. The cluster starts once per session and is stopped by process group when the
+session ends, also when a test or the start itself fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .standalone import StandaloneCluster
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    chosen = "cluster" in (config.getoption("markexpr") or "")
+    kept, dropped = [], []
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.cluster)
+            (kept if chosen else dropped).append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """The running cluster: a master and two workers (1 core, 2 GiB each)."""
+    started = StandaloneCluster(tmp_path_factory.mktemp("standalone"), workers=2, memory="2g")
+    started.start()  # stops what it started if it fails
+    try:
+        yield started
+    finally:
+        started.stop()

@@ -1,0 +1,255 @@
+"""The embedded default on the cluster: the same lineage and the same OpenLineage events as a
+``local[2]`` run; the parser runs in the workers' executors.
+
+The job is submitted as a user submits it (``spark-submit jobs/extract.py`` with
+``conf/local.yaml``), once with ``--master local[2]`` and once to the cluster, each from its own
+working directory. The overlay only names the sample logs by absolute path (both runs read the
+same files, so the quarantine's source file and ids agree); the sink, the OpenLineage file and
+the spool keep conf/local.yaml's relative paths, which the driver resolves against its working
+directory, as after ``make run``. (Absolute paths would hide where a path is resolved: on this
+one machine an executor could write the driver's absolute path, on a real cluster it cannot.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+import yaml
+from deltalake import DeltaTable, QueryBuilder
+
+from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.parser import LineageParser
+from lineage_udfs.spark.schemas import TABLES
+from lineage_udfs.spark.udf_worker import redact_names
+
+from .parse_probe import statements_of
+from .spark_submit import ROOT, Submitted, submit
+from .standalone import StandaloneCluster
+
+EXTRACT = ROOT / "jobs" / "extract.py"
+PROBE = Path(__file__).resolve().parent / "parse_probe.py"
+SPARK_LOG = ROOT / "data" / "sample" / "spark_query_log.jsonl"
+LINEAGE = Path("warehouse") / "lineage"
+"""conf/local.yaml's sink and OpenLineage file, relative to the driver's working directory."""
+EVENTS = Path("warehouse") / "openlineage" / "events.jsonl"
+
+VOLATILE: dict[str, frozenset[str]] = {
+    "parsed_statements": frozenset({"parse_ms"}),
+    "quarantine": frozenset({"run_id"}),
+    "lineage_runs": frozenset({"run_id", "started_at", "ended_at", "stage_seconds"}),
+    "openlineage_emissions": frozenset({"emission_id", "started_at", "ended_at"}),
+    "source_state": frozenset({"run_id", "committed_at"}),
+    "catalog_columns": frozenset({"imported_at"}),
+}
+"""Columns that differ between two runs of the same input: ids and times of the run itself."""
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """One ``spark-submit jobs/extract.py`` of the sample, from ``cwd``."""
+
+    cwd: Path
+    submitted: Submitted
+
+    @property
+    def lineage(self) -> Path:
+        return self.cwd / LINEAGE
+
+    def events(self) -> list[dict[str, Any]]:
+        """The events in the OpenLineage file, where the driver reads it."""
+        path = self.cwd / EVENTS
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+
+
+def _overlay(cwd: Path) -> Path:
+    local = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text("utf-8"))
+    sources = [{**s, "path": str(ROOT / s["path"])} for s in local["sources"]]
+    overlay = cwd / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"sources": sources}), encoding="utf-8")
+    return overlay
+
+
+def _run_sample(master: str, cwd: Path, *, event_log: bool = False) -> SampleRun:
+    cwd.mkdir(parents=True)
+    arguments = ["--config", str(ROOT / "conf" / "local.yaml"), "--config", str(_overlay(cwd))]
+    confs = _event_log(cwd) if event_log else None
+    return SampleRun(cwd, submit(master, EXTRACT, arguments, cwd=cwd, confs=confs).check())
+
+
+def _event_log(cwd: Path) -> dict[str, str]:
+    """Spark's event log of the run into ``cwd/spark-events``: what the executors reported of
+    every task (executor id, SQL metrics), read after the run."""
+    events = cwd / "spark-events"
+    events.mkdir()
+    return {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": events.as_uri(),
+        # one plain JSON-lines file (Spark 4 otherwise may roll it into a folder of parts)
+        "spark.eventLog.rolling.enabled": "false",
+        "spark.eventLog.compress": "false",
+    }
+
+
+@pytest.fixture(scope="module")
+def sample_runs(
+    cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, SampleRun]:
+    """The sample's extract (graph stage and emission included) on ``local[2]``, then on the
+    cluster, with Spark's event log on (one after the other: the machine has two cores)."""
+    root = tmp_path_factory.mktemp("sample-runs")
+    runs = {
+        "local": _run_sample("local[2]", root / "local"),
+        "cluster": _run_sample(cluster.master_url, root / "cluster", event_log=True),
+    }
+    # the session's own line: conf/local.yaml's local[*] gave way to --master
+    assert f"master {cluster.master_url})" in runs["cluster"].submitted.output
+    return runs
+
+
+def _rows(run: SampleRun, table: str) -> list[str]:
+    """Every row of ``table`` without its volatile columns, as sorted canonical JSON (map
+    entries sorted; arrays keep their order), the run's working directory written ``<cwd>``
+    (the recorded settings name the driver's absolute OpenLineage paths). Read with delta-rs'
+    query engine, which applies deletion vectors."""
+    delta = DeltaTable(str(run.lineage / table))
+    data = pa.table(QueryBuilder().register("t", delta).execute("SELECT * FROM t").read_all())
+    drop = VOLATILE.get(table, frozenset())
+    maps = {f.name for f in data.schema if pa.types.is_map(f.type)}
+    rows = []
+    for row in data.to_pylist():
+        kept = {k: sorted(v) if k in maps and v else v for k, v in row.items() if k not in drop}
+        text = json.dumps(kept, sort_keys=True, default=str)
+        rows.append(text.replace(str(run.cwd.resolve()), "<cwd>"))
+    return sorted(rows)
+
+
+def test_sample_on_cluster_writes_every_table_of_a_local_run(
+    sample_runs: dict[str, SampleRun],
+) -> None:
+    local, on_cluster = sample_runs["local"], sample_runs["cluster"]
+    tables = sorted(p.name for p in local.lineage.iterdir())
+    assert set(TABLES) <= set(tables)
+    assert sorted(p.name for p in on_cluster.lineage.iterdir()) == tables
+    for table in tables:
+        assert _rows(on_cluster, table) == _rows(local, table), table
+    assert _rows(local, "queries"), "the sample gives lineage rows"
+
+
+def test_sample_on_cluster_emits_the_events_of_a_local_run(
+    sample_runs: dict[str, SampleRun],
+) -> None:
+    local, on_cluster = sample_runs["local"], sample_runs["cluster"]
+    expected = sorted(json.dumps(e, sort_keys=True) for e in local.events())
+    assert expected, "the local run writes the sample's events"
+    got = sorted(json.dumps(e, sort_keys=True) for e in on_cluster.events())
+    assert len(got) == len(expected)
+    assert got == expected
+
+
+def test_sample_on_cluster_parses_and_emits_in_the_workers_executors(
+    sample_runs: dict[str, SampleRun], cluster: StandaloneCluster
+) -> None:
+    """The job's own run, from its event log: the tasks that passed rows through the parse
+    UDF (its plan node's metrics moved) and the tasks of the emission's stage ran in executors
+    that this cluster's workers started."""
+    cwd = sample_runs["cluster"].cwd
+    (log,) = (cwd / "spark-events").iterdir()
+    events = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    workers = {w["webuiaddress"] for w in cluster.state()["workers"]}
+    executor_worker = {
+        e["Executor ID"]: _worker_ui(e["Executor Info"]["Log Urls"]["stderr"])
+        for e in events
+        if e["Event"] == "SparkListenerExecutorAdded"
+    }
+    assert executor_worker and set(executor_worker.values()) <= workers
+
+    parse_metrics = {
+        m["accumulatorId"]
+        for e in events
+        if "sparkPlanInfo" in e
+        for node in _plan_nodes(e["sparkPlanInfo"])
+        if "parse_sql(" in node["simpleString"]
+        for m in node["metrics"]
+    }
+    assert parse_metrics, "the parse UDF is in a plan of the run"
+    emission_stages = {
+        e["Stage Info"]["Stage ID"]
+        for e in events
+        if e["Event"] == "SparkListenerStageCompleted"
+        and "lineage_udfs/spark/openlineage.py" in e["Stage Info"]["Stage Name"]
+    }
+    assert emission_stages, "the emission's stage ran"
+    parsed_in, emitted_in = set(), set()
+    for e in events:
+        if e["Event"] != "SparkListenerTaskEnd":
+            continue
+        info = e["Task Info"]
+        moved = {a["ID"] for a in info.get("Accumulables", []) if str(a.get("Update")) != "0"}
+        if moved & parse_metrics:
+            parsed_in.add(info["Executor ID"])
+        if e["Stage ID"] in emission_stages:
+            emitted_in.add(info["Executor ID"])
+    assert parsed_in and parsed_in <= set(executor_worker), parsed_in
+    assert emitted_in and emitted_in <= set(executor_worker), emitted_in
+
+
+def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node, *(n for child in node.get("children", []) for n in _plan_nodes(child))]
+
+
+def _worker_ui(log_url: str) -> str:
+    """``http://127.0.0.1:PORT`` of a worker web UI, from an executor's log URL on it."""
+    scheme, _, rest = log_url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def test_parser_runs_in_the_executors_of_both_workers(
+    cluster: StandaloneCluster, tmp_path: Path
+) -> None:
+    """What the tasks report from inside: each statement parsed in a Python worker of an
+    executor of this application (working directory ``<worker work dir>/<app id>/<executor
+    id>``), on both workers, never in the driver; and parsed as the core parses it here."""
+    out = tmp_path / "probe.json"
+    submit(
+        cluster.master_url,
+        PROBE,
+        [str(SPARK_LOG), str(out)],
+        cwd=tmp_path,
+        # scheduling starts once both executors are registered
+        confs={"spark.cores.max": "2", "spark.scheduler.minRegisteredResourcesRatio": "1.0"},
+    ).check()
+    report = json.loads(out.read_text("utf-8"))
+    driver, rows = report["driver"], report["rows"]
+    assert driver["master"] == cluster.master_url
+    assert sorted(r["row"] for r in rows) == list(range(report["statements"]))
+
+    workers = {cluster.work_dir(i) / driver["app_id"]: i for i in range(cluster.workers)}
+    pids_by_worker: dict[int, set[int]] = {}
+    for row in rows:
+        executor_dir = Path(row["cwd"])
+        assert executor_dir.parent in workers, row["cwd"]
+        assert executor_dir.name.isdigit(), row["cwd"]  # the executor id
+        pids_by_worker.setdefault(workers[executor_dir.parent], set()).add(row["pid"])
+        assert row["pid"] not in (driver["pid"], os.getpid())
+    assert sorted(pids_by_worker) == list(range(cluster.workers))
+    assert not pids_by_worker[0] & pids_by_worker[1]
+
+    parser = LineageParser(ParserOptions())
+    texts = statements_of(SPARK_LOG)
+    for row in rows:
+        here = redact_names(parser.parse(texts[row["row"]], dialect="spark", mask=False))
+        assert (row["status"], row["statement_type"], tuple(row["targets"])) == (
+            str(here.status),
+            str(here.statement_type),
+            here.targets,
+        ), texts[row["row"]]
+    assert Counter(r["status"] for r in rows)["ok"] > len(rows) // 2
