@@ -5,7 +5,7 @@ reporting from inside each task where it ran.
 
 Each statement of ``LOG.jsonl`` (a Spark query log: ``query_text`` per line) goes through
 ``parse_batches(options, ..., parse_arrow_batch)``, what the job's iterator Arrow UDF
-(``lineage_udfs.spark.udfs.make_parse_arrow_udf``) runs per Python worker, inside
+(``lineage_udfs.spark.parse.udfs.make_parse_arrow_udf``) runs per Python worker, inside
 ``mapInArrow``. With each result the task records its process id, its parent's, its working
 directory (an executor's is ``<worker work dir>/<app id>/<executor id>``) and its partition.
 ``OUT.json`` holds those rows and the driver's own process id, working directory, master and
@@ -35,8 +35,8 @@ OUT_SCHEMA = (
 
 def _parse_where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     from lineage_udfs.core.options import ParserOptions
-    from lineage_udfs.spark.udf_worker import parse_batches
-    from lineage_udfs.spark.udfs import parse_arrow_batch
+    from lineage_udfs.spark.parse.udf_worker import parse_batches
+    from lineage_udfs.spark.parse.udfs import parse_arrow_batch
 
     pending: list[pa.RecordBatch] = []
 

@@ -26,8 +26,8 @@ from deltalake import DeltaTable, QueryBuilder
 
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
-from lineage_udfs.spark.schemas import TABLES
-from lineage_udfs.spark.udf_worker import redact_names
+from lineage_udfs.spark.parse.udf_worker import redact_names
+from lineage_udfs.spark.storage.schemas import TABLES
 
 from .parse_probe import statements_of
 from .spark_submit import ROOT, Submitted, submit
@@ -185,7 +185,7 @@ def test_sample_on_cluster_parses_and_emits_in_the_workers_executors(
         e["Stage Info"]["Stage ID"]
         for e in events
         if e["Event"] == "SparkListenerStageCompleted"
-        and "lineage_udfs/spark/openlineage.py" in e["Stage Info"]["Stage Name"]
+        and "lineage_udfs/spark/openlineage/emission.py" in e["Stage Info"]["Stage Name"]
     }
     assert emission_stages, "the emission's stage ran"
     parsed_in, emitted_in = set(), set()
