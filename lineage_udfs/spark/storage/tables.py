@@ -175,7 +175,7 @@ class LineageTables:
             change.commit(self, table, metadata)
             return self.metrics_since(table, before)
 
-        return commit_with_retry(attempt, f"{change.verb} {self.describe(table)}")
+        return commit_with_retry(attempt, f"{change.verb} {table}")
 
     def compact(self, table: str, max_files: int = COMPACT_FILES) -> bool:
         """OPTIMIZE ``table`` (one commit, no data change) when it holds more than
