@@ -89,6 +89,12 @@ sample: venv  ## regenerate data/sample/ (deterministic)
 clean-warehouse:
 	rm -rf warehouse
 
+# The job as users ship it to a cluster (docs/deploy.md): the wheel and the packed Python
+# environment for spark-submit --archives dist/lineage-warehouse-env.tar.gz#environment.
+.PHONY: dist
+dist: venv  ## the wheel and the packed environment (venv-pack, no pyspark) into dist/
+	scripts/pack_env.sh --venv $(VENV) --out dist
+
 # The job on a Spark standalone cluster: a master and two workers (one core, 2 GiB each) on
 # 127.0.0.1, started from the installed pyspark by the tests and stopped by PID (tests/cluster).
 # Not part of `make test`.

@@ -40,20 +40,22 @@ def submit(
     *,
     cwd: Path,
     confs: dict[str, str] | None = None,
+    options: Sequence[str] = (),
     timeout: float = SUBMIT_TIMEOUT,
 ) -> Submitted:
     """``spark-submit --master master application arguments`` from ``cwd``, as ``make run``
     submits: ``SPARK_CONF_DIR`` = the repository's conf/ (the Delta and GraphFrames packages),
     ``--repositories`` from ``LINEAGE_MAVEN_REPOSITORIES``, this interpreter as the driver's and
-    the executors' Python. The driver binds to 127.0.0.1. On timeout its process group is
-    killed."""
+    the executors' Python (``confs`` ``spark.pyspark.python`` / ``spark.pyspark.driver.python``
+    take precedence), ``options`` before the application (``--archives ...``). The driver binds
+    to 127.0.0.1. On timeout its process group is killed."""
     repositories = os.environ.get("LINEAGE_MAVEN_REPOSITORIES", "")
     command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master]
     if repositories:
         command += ["--repositories", repositories]
     for key, value in (confs or {}).items():
         command += ["--conf", f"{key}={value}"]
-    command += [str(application), *arguments]
+    command += [*options, str(application), *arguments]
     env = {
         **os.environ,
         "SPARK_HOME": str(SPARK_HOME),
