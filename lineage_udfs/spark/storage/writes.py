@@ -20,6 +20,7 @@ from delta.tables import DeltaMergeBuilder
 from pyspark.sql import Column, DataFrame, DataFrameWriter
 from pyspark.sql import functions as F
 
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import TABLES
 
 if TYPE_CHECKING:
@@ -243,7 +244,7 @@ def replacement(
     key = replaced.columns
     few = replaced.count() <= BROADCAST_KEYS
     few_moved = relabelled is not None and relabelled.count() <= BROADCAST_KEYS
-    new_rows = rows.select(*columns).localCheckpoint()  # read twice below, and on a retry
+    new_rows = checkpointed(rows.select(*columns))  # read twice below, and on a retry
 
     def changes() -> DataFrame:
         stored = tables.read(table)
@@ -262,14 +263,13 @@ def replacement(
         # the rows in one of the two but not the other, in one aggregation (two EXCEPTs are a
         # dozen more Spark jobs): a row only stored is deleted, a row only recomputed inserted
         side = "_side"
-        return (
+        return checkpointed(
             old.select(*columns, F.lit(True).alias(side))
             .unionByName(new.select(*columns, F.lit(False).alias(side)))
             .groupBy(*columns)
             .agg(F.min(side).alias("_first"), F.max(side).alias(DELETE_FLAG))
             .where(F.col("_first") == F.col(DELETE_FLAG))
             .drop("_first")
-            .localCheckpoint()
         )
 
     return changes
