@@ -12,9 +12,10 @@ for each attempt, so a retried commit recomputes its rows against the snapshot i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from delta.tables import DeltaMergeBuilder
 from pyspark.sql import Column, DataFrame, DataFrameWriter
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
 
 Rows: TypeAlias = DataFrame | Callable[[], DataFrame]
 """Rows to write, or how to compute them (called once per attempt)."""
+Pair: TypeAlias = tuple[DataFrame, DataFrame]
+PairRows: TypeAlias = Pair | Callable[[], Pair]
+"""Two frames of rows (``Reconcile``: desired and stale), or how to compute them (called once
+per attempt)."""
+
+T = TypeVar("T")
 
 DELETE_FLAG = "_delete"
 """Column of a change's source rows: true for a stored row to delete, false for one to write."""
@@ -49,6 +56,18 @@ scanned, not shuffled)."""
 def rows_of(rows: Rows) -> DataFrame:
     """The DataFrame of ``rows`` (a function is called)."""
     return rows() if callable(rows) else rows
+
+
+def again_on_retry(first: T, recompute: Callable[[], T]) -> Callable[[], T]:
+    """A change's rows as a function: ``first`` (computed already, e.g. to count it) for the
+    first attempt, ``recompute()`` for each retry, so that rows read from the table being
+    written are read again from the snapshot the retry commits to."""
+    attempts = itertools.count()
+
+    def rows() -> T:
+        return first if next(attempts) == 0 else recompute()
+
+    return rows
 
 
 def _differs(columns: Iterable[str]) -> str:
@@ -111,20 +130,21 @@ class InsertNew:
 
 @dataclass(frozen=True)
 class Reconcile:
-    """Upsert the ``desired`` rows and delete the ``stale`` keys (both unique on the key), in
-    one MERGE."""
+    """Upsert the desired rows and delete the stale keys (both unique on the key), in one
+    MERGE. ``rows``: (desired, stale), or a function that returns them, called anew for each
+    attempt: stale keys are found in the table written, and a retry must find them in the
+    snapshot it commits to (the keys found before another writer's commit would delete what
+    it just wrote)."""
 
-    desired: Rows
-    stale: Rows
+    rows: PairRows
     verb = "MERGE into"
 
     def commit(self, tables: LineageTables, table: str, metadata: str | None) -> None:
         spec = TABLES[table]
         values = [c for c in spec.columns if c not in spec.keys]
-        source = (
-            rows_of(self.desired)
-            .select(*spec.columns, F.lit(False).alias(DELETE_FLAG))
-            .unionByName(rows_of(self.stale).select(*spec.columns, F.lit(True).alias(DELETE_FLAG)))
+        desired, stale = self.rows() if callable(self.rows) else self.rows
+        source = desired.select(*spec.columns, F.lit(False).alias(DELETE_FLAG)).unionByName(
+            stale.select(*spec.columns, F.lit(True).alias(DELETE_FLAG))
         )
         (
             _merge(tables, table, source, _key_condition(table))
