@@ -3,8 +3,9 @@ retried on the new snapshot, and the table ends as the two MERGEs run one after 
 it. Deterministic: writer A's MERGE is held inside its source scan (after it took its snapshot)
 until writer B has committed, so A's first commit always conflicts.
 
-The same for whole runs: an extraction whose edge MERGE loses the race to another extraction
-ends as the two runs one after the other leave the tables."""
+The same for whole runs: an extraction whose edge MERGE loses the race to another extraction,
+and a graph stage whose MERGE into an analytics table loses it to another graph stage, end as
+the runs one after the other (or without the race) leave the tables."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.graph.stage import run_graph_stage
 from lineage_udfs.spark.storage import writes
 from lineage_udfs.spark.storage.schemas import QUERIES
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -225,3 +227,53 @@ def test_a_retried_edge_merge_derives_its_rows_again(
     assert sorted(r["source_table"] for r in edges) == ["raw.c"]  # B's definition only
     serial = LineageTables(spark, SinkSettings(base_path=str(serial_base)))
     assert _rows_of(racing, EXTRACT_TABLES) == _rows_of(serial, EXTRACT_TABLES)
+
+
+# --- a graph-stage MERGE retried -----------------------------------------------------------------
+
+GRAPH_TABLES = ("lineage_nodes", "lineage_paths", "table_closure", "column_closure")
+FIRST_EDGES = [
+    ("g1", "INSERT INTO s.b SELECT x FROM s.a", 1),
+    ("g2", "INSERT INTO s.c SELECT x FROM s.b", 2),
+]
+MORE_EDGES = [
+    *FIRST_EDGES,
+    ("g3", "INSERT INTO s.d SELECT x FROM s.c", 3),
+    ("g4", "INSERT INTO s.a2 SELECT y FROM s.z", 4),
+]
+
+
+def test_a_graph_write_that_loses_a_race_is_retried(
+    spark: SparkSession,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two graph stages at once on the same edges: A's incremental MERGE into table_closure is
+    held until B has written the table; A's retry ends with the tables a graph stage without
+    the race gives."""
+    settings = GraphSettings(incremental_min_edges=0)  # the incremental path: MERGEs
+    reference_base, racing_base = tmp_path / "reference", tmp_path / "racing"
+    reference = LineageTables(spark, SinkSettings(base_path=str(reference_base)))
+    first = _extract_settings(reference_base, _log_file(tmp_path / "1.jsonl", FIRST_EDGES))
+    assert extract(spark, first).status == "succeeded"
+    run_graph_stage(reference, settings)
+    more = _extract_settings(reference_base, _log_file(tmp_path / "2.jsonl", MORE_EDGES))
+    assert extract(spark, more).status == "succeeded"
+    shutil.copytree(reference_base, racing_base)
+    assert not run_graph_stage(reference, settings).full_refresh
+
+    racing = LineageTables(spark, SinkSettings(base_path=str(racing_base)))
+    with (
+        caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"),
+        _first_merge_held(monkeypatch, "table_closure", "ancestor", tmp_path) as wait,
+    ):
+        thread, outcome = _in_thread(lambda: run_graph_stage(racing, settings))
+        wait()
+        run_graph_stage(racing, settings)  # B commits to table_closure while A is held
+    thread.join(WAIT_SECONDS)
+    assert not thread.is_alive()
+    assert not isinstance(outcome["result"], Exception), outcome["result"]
+    assert _retried(caplog, racing, "table_closure"), "A's MERGE did not lose the race"
+    compared = (*GRAPH_TABLES, "graph_components")
+    assert _rows_of(racing, compared) == _rows_of(reference, compared)
