@@ -157,7 +157,7 @@ def write(warehouse: Path, rows: Path, mode: str) -> None:
     lap("merge")
     options = graph_options(settings.graph)
     edges = table_edges_of(tables.read("table_lineage")).localCheckpoint()
-    ids, _ = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
+    ids, _ = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")))
     components = connected_components(edges, ids, options).count()
     lap("components")
     cycles = cycle_nodes(edges, ids, options).count()

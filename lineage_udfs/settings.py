@@ -417,13 +417,24 @@ class GraphSettings(_Strict):
     full when its table edges change, not incrementally: on a small graph overwriting the
     analytics tables costs less than finding and MERGEing what changed (the figures are in
     bench/results/small_runs.md). 0: always incremental."""
-    checkpoint_dir: str | None = None
-    """Reliable checkpoint directory (durable storage on a cluster). None: local checkpoints."""
 
-    @property
-    def reliable_checkpoints(self) -> bool:
-        """Whether plans are cut with ``checkpoint()`` (needs ``checkpoint_dir``)."""
-        return self.checkpoint_dir is not None
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_checkpoint_dir(cls, data: Any) -> Any:
+        """``graph.checkpoint_dir`` (the graph stage's checkpoints only, never removed) became
+        ``execution.checkpoint_dir``: every checkpoint of the job, in a folder per run that is
+        removed when the run ends. A value there stops the job rather than widening or
+        ignoring it silently; ``null`` is accepted and dropped."""
+        if not isinstance(data, Mapping) or "checkpoint_dir" not in data:
+            return data
+        data = dict(data)
+        if data.pop("checkpoint_dir") is not None:
+            raise ValueError(
+                "graph.checkpoint_dir is replaced by execution.checkpoint_dir (every checkpoint"
+                " of the job, in a folder per run removed when the run ends): move the value"
+                " there"
+            )
+        return data
 
 
 StorageLevelName = Literal["DISK_ONLY", "MEMORY_AND_DISK", "MEMORY_AND_DISK_DESER", "MEMORY_ONLY"]
@@ -472,6 +483,13 @@ class ExecutionSettings(_Strict):
     written to the block store; Spark's Java serializer keeps the last
     ``spark.serializer.objectStreamReset`` objects it wrote referenced (100 by default; conf/
     base.yaml sets 1), so a task can hold that many batches."""
+    checkpoint_dir: str | None = None
+    """Durable storage (HDFS, s3a://, abfss://, dbfs:/, a Unity Catalog volume) for the run's
+    checkpoints: every intermediate result the job checkpoints (parse results, edges, the
+    emission's and the watermarks' reads, the graph stage's frames and writes) is a reliable
+    ``checkpoint()`` into ``<checkpoint_dir>/<run id>/``, which the run removes when it ends,
+    also when it fails. A run then survives the loss of an executor. None: local checkpoints
+    on the executors' disks (faster; a lost executor fails the run)."""
 
     def shuffle_partitions_for(self, input_bytes: int, parallelism: int) -> int | None:
         """The shuffle partition count for an input of ``input_bytes``; None keeps the session's.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.frames import reach_paths
 from lineage_udfs.spark.graph.stage import GraphSummary, run_graph_stage
 from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage, replay_spool
+from lineage_udfs.spark.runtime.checkpoints import run_checkpoints
 from lineage_udfs.spark.runtime.concurrency import in_background
 from lineage_udfs.spark.runtime.session import (
     DELTA,
@@ -182,7 +184,8 @@ def run_extract(
 
     The two read what the extraction wrote and write tables of their own (the emission reads
     no graph table), so they run at once; when one fails, the other still finishes (the graph
-    stage's failure is raised first)."""
+    stage's failure is raised first). With ``execution.checkpoint_dir`` their checkpoints go
+    to the extraction run's folder again (``runtime.checkpoints``), removed when both end."""
     run = extract(spark, settings, environ)
     ol = settings.openlineage
     secrets = openlineage_secrets(ol, environ) if ol.enabled else {}
@@ -190,7 +193,10 @@ def run_extract(
     def emit() -> EmitSummary | None:
         return emit_openlineage(spark, settings, secrets) if ol.enabled else None
 
-    with in_background(emit) as emitting:
+    with (
+        run_checkpoints(spark, settings.execution.checkpoint_dir, run.run_id),
+        in_background(emit) as emitting,
+    ):
         graph = None
         if settings.graph.enabled:
             graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)
@@ -198,12 +204,14 @@ def run_extract(
 
 
 def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool) -> GraphSummary:
-    """Recompute the graph analytics tables from the edge tables."""
-    return run_graph_stage(
-        LineageTables(spark, settings.sink),
-        settings.graph,
-        full_refresh=full_refresh or settings.graph.full_refresh,
-    )
+    """Recompute the graph analytics tables from the edge tables (checkpoints in a run folder
+    of their own with ``execution.checkpoint_dir``, or in the one already in place)."""
+    with run_checkpoints(spark, settings.execution.checkpoint_dir, uuid.uuid4().hex):
+        return run_graph_stage(
+            LineageTables(spark, settings.sink),
+            settings.graph,
+            full_refresh=full_refresh or settings.graph.full_refresh,
+        )
 
 
 def extract_job(settings: JobSettings) -> str:
@@ -265,7 +273,8 @@ def emit_job(
             update={"openlineage": ol.model_copy(update={"scope": "all"})}
         )
     spark = start_session(settings, [DELTA])
-    return emit_line(emit_openlineage(spark, settings, secrets))
+    with run_checkpoints(spark, settings.execution.checkpoint_dir, uuid.uuid4().hex):
+        return emit_line(emit_openlineage(spark, settings, secrets))
 
 
 def register_tables(spark: SparkSession, settings: JobSettings) -> list[str]:

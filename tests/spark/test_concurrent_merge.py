@@ -1,13 +1,21 @@
 """Two writers MERGE into the same Delta table at once: the one that loses the commit race is
 retried on the new snapshot, and the table ends as the two MERGEs run one after the other leave
 it. Deterministic: writer A's MERGE is held inside its source scan (after it took its snapshot)
-until writer B has committed, so A's first commit always conflicts."""
+until writer B has committed, so A's first commit always conflicts.
+
+The same for whole runs: an extraction whose edge MERGE loses the race to another extraction,
+and a graph stage whose MERGE into an analytics table loses it to another graph stage, end as
+the runs one after the other (or without the race) leave the tables."""
 
 from __future__ import annotations
 
+import json
 import logging
+import shutil
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,12 +23,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from lineage_udfs.settings import SinkSettings
+from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.graph.stage import run_graph_stage
+from lineage_udfs.spark.storage import writes
 from lineage_udfs.spark.storage.schemas import QUERIES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Upsert
 
-WAIT_SECONDS = 180
+WAIT_SECONDS = 600
 
 
 def _rows(spark: SparkSession, pairs: list[tuple[str, str]]) -> DataFrame:
@@ -33,9 +44,9 @@ def _rows(spark: SparkSession, pairs: list[tuple[str, str]]) -> DataFrame:
     )
 
 
-def _held(rows: DataFrame, started: Path, release: Path) -> DataFrame:
+def _held(rows: DataFrame, started: Path, release: Path, column: str = "fingerprint") -> DataFrame:
     """``rows`` whose scan signals ``started`` and then waits for ``release`` (a file: the scan
-    runs in a Python worker process)."""
+    runs in a Python worker process); ``column`` (a string) passes through a UDF that waits."""
 
     def hold(value: str) -> str:
         started.touch()
@@ -44,7 +55,7 @@ def _held(rows: DataFrame, started: Path, release: Path) -> DataFrame:
             time.sleep(0.05)
         return value
 
-    return rows.coalesce(1).withColumn("fingerprint", F.udf(hold, StringType())("fingerprint"))
+    return rows.coalesce(1).withColumn(column, F.udf(hold, StringType())(column))
 
 
 def _table(tables: LineageTables) -> list[tuple[str, str]]:
@@ -94,5 +105,175 @@ def test_concurrent_merges_are_retried_and_equal_the_serial_result(
     assert not isinstance(outcome["a"], Exception), outcome["a"]
     retries = [r for r in caplog.records if "another writer committed" in r.getMessage()]
     assert retries, "writer A's first commit did not conflict"
-    assert "MERGE into queries" in retries[0].getMessage()
+    assert retries[0].getMessage().startswith(f"MERGE into {tables.describe('queries')}:")
     assert _table(tables) == _table(serial) == sorted([*SEED[:1], *WRITER_A, WRITER_B[1]])
+
+
+@contextmanager
+def _first_merge_held(
+    monkeypatch: pytest.MonkeyPatch, table: str, column: str, tmp_path: Path
+) -> Iterator[Callable[[], None]]:
+    """The first MERGE into ``table`` (from any thread) is held in its source scan (its
+    ``column``, a string, passes through a UDF that waits); the block gets a function that
+    waits until the MERGE is held. Leaving the block releases it."""
+    started, release = tmp_path / f"{table}-started", tmp_path / f"{table}-release"
+    original = writes._merge
+    held = threading.Event()
+
+    def merge(tables: LineageTables, name: str, source: DataFrame, on: str) -> object:
+        if name == table and not held.is_set():
+            held.set()
+            source = _held(source, started, release, column)
+        return original(tables, name, source, on)
+
+    def wait() -> None:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), f"the MERGE into {table} never reached its source scan"
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writes, "_merge", merge)
+        try:
+            yield wait
+        finally:
+            release.touch()
+
+
+def _in_thread(action: Callable[[], object]) -> tuple[threading.Thread, dict[str, object]]:
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = action()
+        except Exception as exc:  # surfaced by the caller's assertion
+            outcome["result"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def _rows_of(tables: LineageTables, names: tuple[str, ...]) -> dict[str, list[str]]:
+    out = {}
+    for name in names:
+        frame = tables.read(name)
+        frame = frame.drop(*[c for c in ("run_id", "parse_ms") if c in frame.columns])
+        out[name] = sorted(repr(r) for r in frame.collect())
+    return out
+
+
+def _retried(caplog: pytest.LogCaptureFixture, tables: LineageTables, table: str) -> bool:
+    """Whether a MERGE into ``table`` lost a commit race and was retried."""
+    head = f"MERGE into {tables.describe(table)}: another writer committed"
+    return any(r.getMessage().startswith(head) for r in caplog.records)
+
+
+# --- an extraction's edge MERGE retried ---------------------------------------------------------
+
+SEED_LOG = [("v1", "CREATE OR REPLACE VIEW rep.v AS SELECT a FROM raw.a", 1)]
+RUN_A = [*SEED_LOG, ("v2", "CREATE OR REPLACE VIEW rep.v AS SELECT b FROM raw.b", 2)]
+RUN_B = [*SEED_LOG, ("v3", "CREATE OR REPLACE VIEW rep.v AS SELECT c FROM raw.c", 3)]
+"""Each run redefines the view; B's definition is the newest."""
+EXTRACT_TABLES = ("queries", "parsed_statements", "table_lineage", "column_lineage", "quarantine")
+
+
+def _extract_settings(base: Path, log: Path) -> JobSettings:
+    source = SourceSettings(name="log", format="jsonl", path=str(log))
+    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+
+
+def _log_file(path: Path, rows: list[tuple[str, str, int]]) -> Path:
+    lines = [
+        json.dumps({"query_id": q, "query_text": sql, "start_time": f"2026-03-0{t}T01:00:00Z"})
+        for q, sql, t in rows
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_retried_edge_merge_derives_its_rows_again(
+    spark: SparkSession,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run A's MERGE into table_lineage computed its rows (the view defined by A's statement,
+    A's predecessor's edge stale), then run B redefined the view and committed: the retried
+    MERGE must find B's definition current, not write A's edge back next to B's."""
+    seed, a_log, b_log = (
+        _log_file(tmp_path / f"{name}.jsonl", rows)
+        for name, rows in (("seed", SEED_LOG), ("a", RUN_A), ("b", RUN_B))
+    )
+    serial_base, racing_base = tmp_path / "serial", tmp_path / "racing"
+    assert extract(spark, _extract_settings(serial_base, seed)).status == "succeeded"
+    shutil.copytree(serial_base, racing_base)
+    for log in (b_log, a_log):  # B's commit comes first in the race: the same order
+        assert extract(spark, _extract_settings(serial_base, log)).status == "succeeded"
+
+    with (
+        caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"),
+        _first_merge_held(monkeypatch, "table_lineage", "fingerprint", tmp_path) as wait,
+    ):
+        thread, outcome = _in_thread(lambda: extract(spark, _extract_settings(racing_base, a_log)))
+        wait()
+        assert extract(spark, _extract_settings(racing_base, b_log)).status == "succeeded"
+    thread.join(WAIT_SECONDS)
+    assert not thread.is_alive()
+    assert not isinstance(outcome["result"], Exception), outcome["result"]
+    racing = LineageTables(spark, SinkSettings(base_path=str(racing_base)))
+    assert _retried(caplog, racing, "table_lineage"), "run A's MERGE did not lose the race"
+    edges = racing.read("table_lineage").where("target_table = 'rep.v'").collect()
+    assert sorted(r["source_table"] for r in edges) == ["raw.c"]  # B's definition only
+    serial = LineageTables(spark, SinkSettings(base_path=str(serial_base)))
+    assert _rows_of(racing, EXTRACT_TABLES) == _rows_of(serial, EXTRACT_TABLES)
+
+
+# --- a graph-stage MERGE retried -----------------------------------------------------------------
+
+GRAPH_TABLES = ("lineage_nodes", "lineage_paths", "table_closure", "column_closure")
+FIRST_EDGES = [
+    ("g1", "INSERT INTO s.b SELECT x FROM s.a", 1),
+    ("g2", "INSERT INTO s.c SELECT x FROM s.b", 2),
+]
+MORE_EDGES = [
+    *FIRST_EDGES,
+    ("g3", "INSERT INTO s.d SELECT x FROM s.c", 3),
+    ("g4", "INSERT INTO s.a2 SELECT y FROM s.z", 4),
+]
+
+
+def test_a_graph_write_that_loses_a_race_is_retried(
+    spark: SparkSession,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two graph stages at once on the same edges: A's incremental MERGE into table_closure is
+    held until B has written the table; A's retry ends with the tables a graph stage without
+    the race gives."""
+    settings = GraphSettings(incremental_min_edges=0)  # the incremental path: MERGEs
+    reference_base, racing_base = tmp_path / "reference", tmp_path / "racing"
+    reference = LineageTables(spark, SinkSettings(base_path=str(reference_base)))
+    first = _extract_settings(reference_base, _log_file(tmp_path / "1.jsonl", FIRST_EDGES))
+    assert extract(spark, first).status == "succeeded"
+    run_graph_stage(reference, settings)
+    more = _extract_settings(reference_base, _log_file(tmp_path / "2.jsonl", MORE_EDGES))
+    assert extract(spark, more).status == "succeeded"
+    shutil.copytree(reference_base, racing_base)
+    assert not run_graph_stage(reference, settings).full_refresh
+
+    racing = LineageTables(spark, SinkSettings(base_path=str(racing_base)))
+    with (
+        caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"),
+        _first_merge_held(monkeypatch, "table_closure", "ancestor", tmp_path) as wait,
+    ):
+        thread, outcome = _in_thread(lambda: run_graph_stage(racing, settings))
+        wait()
+        run_graph_stage(racing, settings)  # B commits to table_closure while A is held
+    thread.join(WAIT_SECONDS)
+    assert not thread.is_alive()
+    assert not isinstance(outcome["result"], Exception), outcome["result"]
+    assert _retried(caplog, racing, "table_closure"), "A's MERGE did not lose the race"
+    compared = (*GRAPH_TABLES, "graph_components")
+    assert _rows_of(racing, compared) == _rows_of(reference, compared)

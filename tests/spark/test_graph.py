@@ -238,7 +238,7 @@ def test_incremental_scope_is_the_bounded_upstream_of_the_change(spark: SparkSes
     options = GraphOptions(max_depth=2)
     first, _ = analyze(_tables(spark, before), _no_columns(spark), options)
     previous = PreviousRun(
-        table_changes=changed_rows(_tables(spark, before), _tables(spark, after), options),
+        table_changes=changed_rows(_tables(spark, before), _tables(spark, after)),
         column_changes=_no_columns(spark),
         components=first.components,
         nodes=first.nodes,

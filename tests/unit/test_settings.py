@@ -50,6 +50,17 @@ def test_load_settings_shipped_databricks_config_has_no_master() -> None:
     assert settings.spark.master is None
     assert settings.spark.packages == []
     assert settings.sources[0].format == "delta"
+    # durable checkpoints on the cluster; the embedded default keeps local ones
+    assert settings.execution.checkpoint_dir == "/Volumes/main/lineage/checkpoints"
+    assert load_settings([CONF / "base.yaml"]).execution.checkpoint_dir is None
+
+
+def test_load_settings_graph_checkpoint_dir_names_its_replacement(tmp_path: Path) -> None:
+    old = _write(tmp_path / "old.yaml", "graph: {checkpoint_dir: /mnt/checkpoints}\n")
+    with pytest.raises(ConfigError, match=r"graph\.checkpoint_dir is replaced by execution\."):
+        load_settings([CONF / "base.yaml", old])
+    unset = _write(tmp_path / "unset.yaml", "graph: {checkpoint_dir: null}\n")
+    assert load_settings([CONF / "base.yaml", unset]).execution.checkpoint_dir is None
 
 
 def test_load_settings_overlays_apply_left_to_right(tmp_path: Path) -> None:

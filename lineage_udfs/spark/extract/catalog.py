@@ -27,6 +27,7 @@ from lineage_udfs.core.errors import InputError, one_line
 from lineage_udfs.settings import CATALOG_COLUMNS, CatalogSettings, CatalogSourceSettings
 from lineage_udfs.sources.jdbc import read_jdbc
 from lineage_udfs.spark.extract.transforms import FINGERPRINT, PARSE_TEXT, STATEMENT_CATALOG
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import CATALOG_COLUMNS_TABLE
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Upsert
@@ -78,7 +79,7 @@ def import_catalog(
     tables.ensure(TABLE)
     for source in sources:
         rows = _catalog_rows(spark, source, (passwords or {}).get(source.name))
-        rows = rows.localCheckpoint(eager=True)  # one read of a live database
+        rows = checkpointed(rows)  # one read of a live database
         counts[source.name] = rows.count()
         _replace(tables, source.name, rows)
         logger.info("catalog source %s: %d columns", source.name, counts[source.name])
@@ -118,7 +119,7 @@ def load_catalog(tables: LineageTables) -> Catalog | None:
             F.col("cols.t").alias("types"),
         )
     )
-    by_table, count = by_table.localCheckpoint(eager=True), by_table.count()
+    by_table, count = checkpointed(by_table), by_table.count()
     digest = f"{(int(stats['n']) * 0x9E3779B1 + int(stats['h'])) & 0xFFFFFFFF:08x}"
     return Catalog(by_table, count, digest)
 

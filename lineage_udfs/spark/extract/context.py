@@ -19,6 +19,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from lineage_udfs.settings import ExecutionSettings, JobSettings
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.tables import LineageTables
 
 
@@ -186,11 +187,9 @@ class RunContext:
         """Compute ``frame`` once, stored at the run's level, and count it. ``checkpoint`` cuts
         the plan's lineage: needed for anything that reads a lineage table, because a Delta
         write invalidates cached plans that read the table and they would be recomputed
-        against the new version (the parse UDF included)."""
-        if checkpoint:
-            stored = frame.localCheckpoint(eager=True, storageLevel=self.level)
-        else:
-            stored = self.persist(frame)
+        against the new version (the parse UDF included). The checkpoint is reliable in a run
+        with ``execution.checkpoint_dir`` (``runtime.checkpoints``), else local at ``level``."""
+        stored = checkpointed(frame, level=self.level) if checkpoint else self.persist(frame)
         return stored, stored.count()
 
     def persist(self, frame: DataFrame) -> DataFrame:

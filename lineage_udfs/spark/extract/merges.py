@@ -1,8 +1,16 @@
 """The write stage of an extraction: each lineage table brought in line with the batch by one
 idempotent MERGE (``LineageTables.write``), and the batch's outcomes tallied.
+
+A MERGE whose rows are read from the facts or from the table it writes gives its rows as a
+function (``storage.writes``): when another writer committed to the table meanwhile, the retry
+derives them again from the snapshot it commits to. Rows derived from the snapshot before the
+other writer's commit would undo it: overwrite the statistics it brought up to date, keep a
+view definition it superseded, delete an edge it just added.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
@@ -32,7 +40,7 @@ from lineage_udfs.spark.storage.schemas import (
     QUERIES,
     UDF_RESULT_SCHEMA,
 )
-from lineage_udfs.spark.storage.writes import InsertNew, Reconcile, Upsert
+from lineage_udfs.spark.storage.writes import InsertNew, Pair, Reconcile, Upsert, again_on_retry
 
 QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus.TIMEOUT))
 """Parse outcomes that give no lineage at all and are quarantined (plus skipped-as-too-large)."""
@@ -46,8 +54,7 @@ def write_batch(ctx: RunContext, rows: DataFrame, batch: Batch, parsed: DataFram
         # shuffled (a small batch against a million stored query rows or edges)
         fps = F.broadcast(fps)
     tables.write("queries", Upsert(batch.relevant.select(*QUERIES.columns)))
-    stats = fingerprint_stats(tables.read("queries").join(fps, FINGERPRINT, "left_semi"))
-    _merge_parsed_statements(ctx, parsed, stats, fps)
+    _merge_parsed_statements(ctx, parsed, fps)
     # the rest reads queries and parsed_statements only, and each part writes its own table
     run_concurrently(
         [
@@ -96,10 +103,9 @@ def _tally(rows: list[Row], column: str) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _merge_parsed_statements(
-    ctx: RunContext, parsed: DataFrame, stats: DataFrame, batch_fps: DataFrame
-) -> None:
-    """Upsert new parses and refresh usage stats of every fingerprint in the batch."""
+def _merge_parsed_statements(ctx: RunContext, parsed: DataFrame, batch_fps: DataFrame) -> None:
+    """Upsert new parses and refresh usage stats of every fingerprint in the batch (stats and
+    the stored parses read anew for each attempt)."""
     tables = ctx.tables
     result_fields = [f for f in UDF_RESULT_SCHEMA.fieldNames() if f in PARSED_STATEMENTS.columns]
     new_rows = parsed.select(
@@ -109,13 +115,17 @@ def _merge_parsed_statements(
         *[F.col(f"{PARSE_RESULT}.{f}").alias(f) for f in result_fields],
         F.lit(ctx.summary.parser_version).alias("parser_version"),
     )
-    existing = (
-        tables.read("parsed_statements")
-        .join(batch_fps, FINGERPRINT, "left_semi")
-        .join(new_rows.select(FINGERPRINT), FINGERPRINT, "left_anti")
-        .drop("first_seen", "last_seen", "occurrences")
-    )
-    rows = new_rows.unionByName(existing).join(stats, FINGERPRINT, "inner")
+
+    def rows() -> DataFrame:
+        stats = fingerprint_stats(tables.read("queries").join(batch_fps, FINGERPRINT, "left_semi"))
+        existing = (
+            tables.read("parsed_statements")
+            .join(batch_fps, FINGERPRINT, "left_semi")
+            .join(new_rows.select(FINGERPRINT), FINGERPRINT, "left_anti")
+            .drop("first_seen", "last_seen", "occurrences")
+        )
+        return new_rows.unionByName(existing).join(stats, FINGERPRINT, "inner")
+
     tables.write("parsed_statements", Upsert(rows))
 
 
@@ -124,12 +134,68 @@ def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
 
     Unless ``include_failed``, rows of failed or aborted executions give no edge: a statement
     whose every execution failed has none, and a failed redefinition leaves the view's current
-    definition in place."""
+    definition in place.
+
+    A retried MERGE (another writer committed to the edge table meanwhile) derives its desired
+    and stale rows again from the facts and the edges as they are then."""
     tables, summary = ctx.tables, ctx.summary
-    include_failed = ctx.settings.lineage.include_failed_executions
-    parsed_all = tables.read("parsed_statements")
-    queries = tables.read("queries")
-    if not include_failed:
+    # both edge tables derive from these rows: computed once (a read of every query row of the
+    # touched fingerprints and objects, with their parse results); a retry reads them again
+    shared = _lineage_scope(ctx, batch_fps)
+
+    def reconcile(table: str, column_level: bool) -> None:
+        counts: dict[str, int] = {}
+
+        def changes(scope: _LineageScope) -> Pair:
+            desired, counts["desired"] = ctx.keep(
+                lineage_edges(scope.current, scope.parsed, column_level=column_level),
+                checkpoint=True,
+            )
+            existing = tables.read(table)
+            in_scope = (
+                existing.join(batch_fps, FINGERPRINT, "left_semi")
+                .unionByName(
+                    existing.join(scope.objects, ["edge_kind", "object_name"], "left_semi")
+                )
+                .distinct()
+            )
+            stale, counts["stale"] = ctx.keep(stale_rows(in_scope, desired, table), checkpoint=True)
+            return desired, stale
+
+        first = changes(shared)
+        written = 0
+        if counts["desired"] or counts["stale"]:
+            rows = again_on_retry(first, lambda: changes(_lineage_scope(ctx, batch_fps)))
+            written = _written(tables.write(table, Reconcile(rows)))
+        n_desired = counts["desired"]  # of the attempt that committed
+        if column_level:
+            summary.column_edges_in_scope, summary.column_edges_written = n_desired, written
+        else:
+            summary.table_edges_in_scope, summary.table_edges_written = n_desired, written
+
+    run_concurrently(
+        [lambda: reconcile("table_lineage", False), lambda: reconcile("column_lineage", True)]
+    )
+
+
+@dataclass(frozen=True)
+class _LineageScope:
+    """What both edge tables of a batch derive from, read from the facts at one time."""
+
+    current: DataFrame
+    """``current_lineage_rows`` of the batch's fingerprints and defined objects (materialized)."""
+    objects: DataFrame
+    """``(edge_kind, object_name)`` of the views and procedures the batch defines."""
+    parsed: DataFrame
+    """``parsed_statements``."""
+
+
+def _lineage_scope(ctx: RunContext, batch_fps: DataFrame) -> _LineageScope:
+    """The query rows whose lineage counts for the batch's fingerprints and the objects it
+    defines (their newest definitions), read from ``queries`` and ``parsed_statements`` now."""
+    parsed_all = ctx.tables.read("parsed_statements")
+    queries = ctx.tables.read("queries")
+    if not ctx.settings.lineage.include_failed_executions:
         queries = queries.where(~failed_execution(F.col("status")))
     annotated = annotate_edge_kind(queries, parsed_all)
     batch_rows = annotated.join(batch_fps, FINGERPRINT, "left_semi")
@@ -140,32 +206,8 @@ def _merge_lineage(ctx: RunContext, batch_fps: DataFrame) -> None:
     )
     object_rows = annotated.join(objects, ["edge_kind", "object_name"], "left_semi")
     scope_rows = batch_rows.unionByName(object_rows).dropDuplicates(["query_id"])
-    # both edge tables derive from these rows: computed once (a read of every query row of the
-    # touched fingerprints and objects, with their parse results)
     current, _ = ctx.keep(current_lineage_rows(scope_rows), checkpoint=True)
-
-    def reconcile(table: str, column_level: bool) -> None:
-        desired, n_desired = ctx.keep(
-            lineage_edges(current, parsed_all, column_level=column_level), checkpoint=True
-        )
-        existing = tables.read(table)
-        in_scope = (
-            existing.join(batch_fps, FINGERPRINT, "left_semi")
-            .unionByName(existing.join(objects, ["edge_kind", "object_name"], "left_semi"))
-            .distinct()
-        )
-        stale, n_stale = ctx.keep(stale_rows(in_scope, desired, table), checkpoint=True)
-        written = 0
-        if n_desired or n_stale:
-            written = _written(tables.write(table, Reconcile(desired, stale)))
-        if column_level:
-            summary.column_edges_in_scope, summary.column_edges_written = n_desired, written
-        else:
-            summary.table_edges_in_scope, summary.table_edges_written = n_desired, written
-
-    run_concurrently(
-        [lambda: reconcile("table_lineage", False), lambda: reconcile("column_lineage", True)]
-    )
+    return _LineageScope(current, objects, parsed_all)
 
 
 def _merge_quarantine(ctx: RunContext, rows: DataFrame, batch_fps: DataFrame) -> None:

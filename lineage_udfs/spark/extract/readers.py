@@ -24,6 +24,7 @@ from lineage_udfs.sources.columns import INPUT_FILE
 from lineage_udfs.sources.jdbc import read_jdbc
 from lineage_udfs.sources.presets import apply_preset, with_preset_options
 from lineage_udfs.spark.extract.watermark import IncrementalRead
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.runtime.preflight import TEXT_FORMATS, inspect_source, names_catalog_table
 from lineage_udfs.spark.storage.schemas import QUERY_LOG_SCHEMA
 
@@ -150,7 +151,7 @@ def read_query_log(
     if source.incremental is not None and incremental is not None:
         raw = incremental.new_rows(source, raw, materialize=is_live)
     elif is_live:  # one snapshot of a live database per run
-        raw = raw.localCheckpoint(eager=True)
+        raw = checkpointed(raw)
     raw = apply_preset(spark, source, raw)
     available = [c for c in raw.columns if c != CORRUPT_COLUMN]
     mapping = _resolve_mapping(source, available)

@@ -67,6 +67,7 @@ from lineage_udfs.spark.extract.transforms import (
 )
 from lineage_udfs.spark.extract.watermark import IncrementalRead
 from lineage_udfs.spark.parse.udfs import parser_version
+from lineage_udfs.spark.runtime.checkpoints import run_checkpoints
 from lineage_udfs.spark.runtime.concurrency import in_background
 from lineage_udfs.spark.runtime.preflight import check_sink_writable, input_listing
 
@@ -100,7 +101,10 @@ def extract(
             jdbc_passwords([*settings.sources, *settings.catalog.sources], environ),
             IncrementalRead(ctx.tables, ctx.summary.run_id),
         )
-        with session_confs(spark, confs):
+        with (
+            session_confs(spark, confs),
+            run_checkpoints(spark, settings.execution.checkpoint_dir, ctx.summary.run_id),
+        ):
             versions = _stages(ctx, inputs)
             if ctx.summary.unchanged_since is None:  # else: as that run left it
                 ctx.summary.reconciliation = reconcile_native_lineage(

@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SourceSettings
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import SOURCE_STATE
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Upsert
@@ -115,7 +116,7 @@ class IncrementalRead:
         if committed is not None and committed["state_value"] is not None:
             raw = raw.where((col > F.lit(committed["state_value"]).cast(dtype)) | col.isNull())
         if materialize:
-            raw = raw.localCheckpoint(eager=True)
+            raw = checkpointed(raw)
         stats = raw.agg(F.count(F.lit(1)).alias("n"), F.max(col).cast("string").alias("m")).first()
         assert stats is not None
         high = stats["m"]
@@ -146,7 +147,7 @@ class IncrementalRead:
         ver = F.coalesce(F.col(f"`{version}`").cast("string"), F.lit("")) if version else F.lit("")
         snapshot = raw.select("*", key.alias(_KEY), ver.alias(_VERSION))
         if materialize:
-            snapshot = snapshot.localCheckpoint(eager=True)
+            snapshot = checkpointed(snapshot)
         committed = self._committed(source.name).select(
             F.col("state_key").alias(_KEY), F.col("state_value").alias(_COMMITTED)
         )
@@ -156,7 +157,7 @@ class IncrementalRead:
             .drop(_KEY, _VERSION, _COMMITTED)
         )
         if materialize:  # independent of source_state, which this run rewrites at its end
-            new = new.localCheckpoint(eager=True)
+            new = checkpointed(new)
         self.pending[source.name] = snapshot.groupBy(F.col(_KEY).alias("state_key")).agg(
             F.max(_VERSION).alias("state_value")
         )

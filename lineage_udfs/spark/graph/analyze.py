@@ -118,33 +118,28 @@ def analyze(
         clock = now
         logger.info("graph step %s: %.1f s", step, seconds[step])
 
-    edges = cut(table_edges_of(table_lineage), options)
+    edges = cut(table_edges_of(table_lineage))
     # the distinct column edges, materialized once for the incremental scope and the arrays
-    column_edges = functools.cache(lambda: cut(column_edges_of(column_lineage), options))
-    ids, n_nodes = dense_ids(
-        edges.select(F.col("src").alias("name")).union(edges.select("dst")), options
-    )
-    components = cut(connected_components(edges, ids, options), options)
-    signatures = cut(component_signatures(table_lineage, components), options)
+    column_edges = functools.cache(lambda: cut(column_edges_of(column_lineage)))
+    ids, n_nodes = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")))
+    components = cut(connected_components(edges, ids, options))
+    signatures = cut(component_signatures(table_lineage, components))
     previous_components = previous.components if previous is not None else None
-    changed = cut(changed_components(signatures, previous_components), options)
+    changed = cut(changed_components(signatures, previous_components))
     scope: Scope | None = None
     if previous is not None:
         gone = previous.components.select("component_id").join(
             signatures.select("component_id"), "component_id", "left_anti"
         )
-        stale = cut(changed.union(gone).distinct(), options)
+        stale = cut(changed.union(gone).distinct())
         scope = incremental_scope(previous, edges, column_edges(), components, stale, options)
     lap("components")
     scoped = components.join(changed, "component_id")
-    keyed = cut(edges.join(scoped.withColumnRenamed("id", "src"), "src"), options)
+    keyed = cut(edges.join(scoped.withColumnRenamed("id", "src"), "src"))
     scoped_ids = ids.join(scoped.select(F.col("id").alias("name")), "name")
-    cycles = cut(cycle_nodes(keyed.select("src", "dst"), scoped_ids, options), options)
+    cycles = cut(cycle_nodes(keyed.select("src", "dst"), scoped_ids, options))
     lap("cycles")
-    nodes = cut(
-        nodes_of(keyed, scoped, signatures, cycles, node_kinds(table_lineage)),
-        options,
-    )
+    nodes = cut(nodes_of(keyed, scoped, signatures, cycles, node_kinds(table_lineage)))
     lap("lineage_nodes")
     spark = table_lineage.sparkSession
     tables = table_graph(edges, ids, n_nodes, components)
@@ -209,7 +204,7 @@ def _column_closures(
     """The ``column_closure`` rows of ``sources`` (``(ancestor_table, ancestor_column)``; None:
     every column with an out-edge) over ``column_edges`` (materialized), with the component
     ids of ``components`` (``(id, component_id)``, table names); and how many sources."""
-    columns, column_ids = column_graph(column_edges, components, options)
+    columns, column_ids = column_graph(column_edges, components)
     if sources is not None:
         keys = keys_of(
             sources.select(F.concat_ws(SEP, "ancestor_table", "ancestor_column").alias("name")),
@@ -239,7 +234,7 @@ def analyze_columns(
     so they stand; the column closure rows take their component ids from the stored nodes.
     """
     started = time.perf_counter()
-    column_edges = cut(column_edges_of(column_lineage), options)
+    column_edges = cut(column_edges_of(column_lineage))
     sources = column_scope(previous, column_edges, options)
     components = previous.nodes.select(F.col("node").alias("id"), "component_id")
     rows, _ = _column_closures(column_edges, components, sources, options)

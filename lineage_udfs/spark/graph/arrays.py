@@ -129,12 +129,10 @@ def table_graph(edges: DataFrame, ids: DataFrame, n: int, components: DataFrame)
     )
 
 
-def column_graph(
-    edges: DataFrame, components: DataFrame, options: GraphOptions
-) -> tuple[ColumnGraph, DataFrame]:
+def column_graph(edges: DataFrame, components: DataFrame) -> tuple[ColumnGraph, DataFrame]:
     """The arrays of the column graph of ``edges`` (``column_edges_of``, materialized), and
     its ``(name, id)`` refs (``dense_ids``)."""
-    ids, n = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")), options)
+    ids, n = dense_ids(edges.select(F.col("src").alias("name")).union(edges.select("dst")))
     parts = F.split(F.col("name"), SEP)
     nodes = _by_id(
         _to_arrow(

@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.spark.graph.options import GraphOptions, cut
+from lineage_udfs.spark.runtime.checkpoints import reliable_checkpoints
 from lineage_udfs.spark.runtime.session import GRAPHFRAMES, LaunchError, missing_libraries
 
 DIRECT = "DIRECT"
@@ -61,7 +62,7 @@ NAMES_PER_TASK = 500_000
 """Name rows per task when numbering the nodes (``dense_ids``)."""
 
 
-def dense_ids(names: DataFrame, options: GraphOptions) -> tuple[DataFrame, int]:
+def dense_ids(names: DataFrame) -> tuple[DataFrame, int]:
     """``(name, id)``: the distinct ``name`` rows numbered ``0..n-1`` in name order (Spark's
     string order), materialized. GraphFrames runs on these ids, and the driver's arrays are
     indexed by them, so ordering ids orders names."""
@@ -77,8 +78,7 @@ def dense_ids(names: DataFrame, options: GraphOptions) -> tuple[DataFrame, int]:
             "name",
             F.spark_partition_id().alias("part"),
             F.monotonically_increasing_id().alias("position"),
-        ),
-        options,
+        )
     )
     sizes = sorted((r["part"], r["count"]) for r in ordered.groupBy("part").count().collect())
     offsets: list[Column] = []
@@ -88,7 +88,7 @@ def dense_ids(names: DataFrame, options: GraphOptions) -> tuple[DataFrame, int]:
         total += count
     offset = F.create_map(*offsets)[F.col("part")] if offsets else F.lit(0).cast("long")
     within = F.col("position") - F.shiftleft(F.col("part").cast("long"), 33)
-    return cut(ordered.select("name", (offset + within).alias("id")), options), total
+    return cut(ordered.select("name", (offset + within).alias("id"))), total
 
 
 def _long_edges(edges: DataFrame, ids: DataFrame) -> DataFrame:
@@ -107,10 +107,10 @@ def connected_components(edges: DataFrame, ids: DataFrame, options: GraphOptions
     labelled = graph.connectedComponents(
         algorithm=options.cc_algorithm,
         broadcastThreshold=-1,
-        use_local_checkpoints=not options.reliable_checkpoints,
+        use_local_checkpoints=not reliable_checkpoints(),
         max_iter=options.max_cc_iterations,
     )
-    named = cut(labelled.join(ids, "id").select("name", "component"), options)
+    named = cut(labelled.join(ids, "id").select("name", "component"))
     labelled.unpersist()
     smallest = named.groupBy("component").agg(F.min("name").alias("component_id"))
     return named.join(smallest, "component").select(F.col("name").alias("id"), "component_id")
@@ -120,7 +120,7 @@ def cycle_nodes(edges: DataFrame, ids: DataFrame, options: GraphOptions) -> Data
     """``(id)`` names of the nodes on a directed cycle: a strongly connected component of two
     or more nodes, or a self-loop."""
     graph = GraphFrame(ids.select("id"), _long_edges(edges, ids))
-    scc = cut(graph.stronglyConnectedComponents(maxIter=options.max_cc_iterations), options)
+    scc = cut(graph.stronglyConnectedComponents(maxIter=options.max_cc_iterations))
     sizes = scc.groupBy("component").agg(F.count(F.lit(1)).alias("size"))
     in_cycle = scc.join(sizes.where("size > 1"), "component").join(ids, "id").select("name")
     loops = edges.where(F.col("src") == F.col("dst")).select(F.col("src").alias("name"))

@@ -1,4 +1,4 @@
-"""The graph stage's knobs and result type, and how it materializes intermediate frames."""
+"""The graph stage's knobs and result type, and how it cuts the plans of intermediate frames."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from lineage_udfs.settings import GraphSettings
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 
 CC_ALGORITHMS = ("graphx", "two_phase")
 """GraphFrames connectedComponents algorithms that work on the stage's long vertex ids."""
@@ -23,8 +24,6 @@ class GraphOptions:
             components algorithm's outer rounds.
         max_closure_per_node: descendants kept per ancestor in a closure (nearest first, then
             by name); an ancestor with more has its rows flagged ``truncated``.
-        reliable_checkpoints: use ``checkpoint()`` (needs a checkpoint dir; survives executor
-            loss on a cluster) instead of ``localCheckpoint()``.
         cc_algorithm: GraphFrames connectedComponents algorithm (one of ``CC_ALGORITHMS``).
     """
 
@@ -32,7 +31,6 @@ class GraphOptions:
     max_paths_per_root: int = 1000
     max_cc_iterations: int = 100
     max_closure_per_node: int = 10000
-    reliable_checkpoints: bool = False
     cc_algorithm: str = "graphx"
 
     def __post_init__(self) -> None:
@@ -64,15 +62,16 @@ class GraphResult:
     (ancestors), ``lineage_paths`` roots."""
 
 
-def cut(df: DataFrame, options: GraphOptions) -> DataFrame:
-    """Materialize and truncate the plan so iterative loops do not grow it without bound.
+def cut(df: DataFrame) -> DataFrame:
+    """Materialize and truncate the plan so iterative loops do not grow it without bound
+    (``runtime.checkpoints.checkpointed``: reliable in a run with a checkpoint dir, else local).
 
     A checkpoint keeps the size estimate of the plan it replaces, and Spark estimates a join as
     the product of its inputs' sizes: over the hops of a closure the estimate's digits double
     each hop, until estimating a plan takes hours. The checkpointed rows are therefore wrapped
     in a fresh DataFrame that carries no estimate (the default size), so each hop starts anew.
     """
-    saved = materialized(df, options)
+    saved = checkpointed(df)
     spark = saved.sparkSession
     fresh = spark._jsparkSession.createDataFrame(saved._jdf.rdd(), saved._jdf.schema())
     return DataFrame(fresh, spark)
@@ -85,10 +84,4 @@ def graph_options(settings: GraphSettings) -> GraphOptions:
         max_paths_per_root=settings.max_paths_per_root,
         max_cc_iterations=settings.max_cc_iterations,
         max_closure_per_node=settings.max_closure_per_node,
-        reliable_checkpoints=settings.reliable_checkpoints,
     )
-
-
-def materialized(frame: DataFrame, options: GraphOptions) -> DataFrame:
-    """``frame`` checkpointed: reliably (to ``graph.checkpoint_dir``) or locally."""
-    return frame.checkpoint() if options.reliable_checkpoints else frame.localCheckpoint()

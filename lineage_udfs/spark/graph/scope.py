@@ -64,14 +64,12 @@ class Scope:
     relabelled: DataFrame
 
 
-def changed_rows(old: DataFrame, new: DataFrame, options: GraphOptions) -> DataFrame:
+def changed_rows(old: DataFrame, new: DataFrame) -> DataFrame:
     """Rows in one of ``old`` and ``new`` but not the other (both distinct), materialized."""
-    return cut(old.subtract(new).unionByName(new.subtract(old)), options)
+    return cut(old.subtract(new).unionByName(new.subtract(old)))
 
 
-def upstream_within(
-    edges: DataFrame, seeds: DataFrame, hops: dict[str, int], options: GraphOptions
-) -> DataFrame:
+def upstream_within(edges: DataFrame, seeds: DataFrame, hops: dict[str, int]) -> DataFrame:
     """Reverse bounded breadth-first search: ``(node, tag)`` for every node that reaches a seed
     of ``tag`` within ``hops[tag]`` hops over the ``(src, dst)`` edges (the seeds included).
 
@@ -79,7 +77,7 @@ def upstream_within(
     seeds' upstream is small, however large the graph. ``edges`` should be materialized (each
     hop scans them).
     """
-    reached = cut(seeds.select("node", "tag").distinct(), options)
+    reached = cut(seeds.select("node", "tag").distinct())
     frontier, size = reached, reached.count()
     # not deduplicated: a repeated edge only repeats a found row, and the found rows are
     reverse = edges.select(F.col("dst").alias("node"), F.col("src").alias("up"))
@@ -94,11 +92,11 @@ def upstream_within(
             .distinct()
             .join(reached, ["node", "tag"], "left_anti")
         )
-        found = cut(found, options)
+        found = cut(found)
         size = found.count()
         if not size:
             break
-        reached = cut(reached.unionByName(found), options)
+        reached = cut(reached.unionByName(found))
         frontier = found
     return reached
 
@@ -143,7 +141,7 @@ def incremental_scope(
     id a full refresh gives; ``relabelled`` lists the nodes whose id changed (components
     merged or split).
     """
-    changed = cut(table_edges_of(previous.table_changes), options)
+    changed = cut(table_edges_of(previous.table_changes))
     # the union of the old and the new edges: the new ones and the changed ones (each changed
     # edge is in one of the two)
     both = edges.unionByName(changed)
@@ -156,12 +154,9 @@ def incremental_scope(
         both,
         seeds,
         {"closure": options.max_depth - 1, "paths": options.max_depth},
-        options,
     )
-    closure_sources = cut(
-        reached.where("tag = 'closure'").select(F.col("node").alias("ancestor")), options
-    )
-    path_roots = cut(reached.where("tag = 'paths'").select(F.col("node").alias("root")), options)
+    closure_sources = cut(reached.where("tag = 'closure'").select(F.col("node").alias("ancestor")))
+    path_roots = cut(reached.where("tag = 'paths'").select(F.col("node").alias("root")))
 
     column_sources = column_scope(previous, column_edges, options)
 
@@ -170,8 +165,7 @@ def incremental_scope(
     relabelled = cut(
         was.join(now, "node", "full")
         .where(~F.coalesce("was", "node").eqNullSafe(F.coalesce("now", "node")))
-        .select("node", F.coalesce("now", "node").alias("component_id")),
-        options,
+        .select("node", F.coalesce("now", "node").alias("component_id"))
     )
     return Scope(
         components=stale,
@@ -187,20 +181,18 @@ def column_scope(
 ) -> DataFrame:
     """``(ancestor_table, ancestor_column)``: the columns whose ``column_closure`` rows a
     changed column edge can affect (``incremental_scope`` says why), materialized."""
-    changed_columns = cut(column_edges_of(previous.column_changes), options)
+    changed_columns = cut(column_edges_of(previous.column_changes))
     column_seeds = changed_columns.select(F.col("src").alias("node"), F.lit("closure").alias("tag"))
     column_reached = upstream_within(
         column_edges.select("src", "dst").unionByName(changed_columns.select("src", "dst")),
         column_seeds,
         {"closure": options.max_depth - 1},
-        options,
     )
     parts = F.split(F.col("node"), SEP)
     return cut(
         column_reached.select(
             parts.getItem(0).alias("ancestor_table"), parts.getItem(1).alias("ancestor_column")
-        ),
-        options,
+        )
     )
 
 

@@ -154,11 +154,13 @@ def _column_closures_only(
 def run_graph_stage(
     tables: LineageTables, settings: GraphSettings, *, full_refresh: bool = False
 ) -> GraphSummary:
-    """Recompute the analytics tables from ``table_lineage`` and ``column_lineage``."""
+    """Recompute the analytics tables from ``table_lineage`` and ``column_lineage``.
+
+    Intermediate frames are checkpointed where ``runtime.checkpoints`` says: reliably in the
+    run folder the caller put in place (``run_checkpoints``; the jobs do it when
+    ``execution.checkpoint_dir`` is set), else locally."""
     started = time.perf_counter()
     options = graph_options(settings)
-    if settings.checkpoint_dir:
-        tables.spark.sparkContext.setCheckpointDir(settings.checkpoint_dir)
     tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
     versions = input_versions(tables)
     stored = None if full_refresh else stored_state(tables)
@@ -166,7 +168,7 @@ def run_graph_stage(
         return _unchanged(stored, started, "same edge table versions")
     digest, changes = None, None
     if stored is not None:  # else: nothing to compare with; the digest is computed meanwhile
-        changes = changes_from_feed(tables, stored, versions, options)
+        changes = changes_from_feed(tables, stored, versions)
         if changes is not None:
             if changes.empty:
                 return _unchanged(stored, started, "same edges")
@@ -175,7 +177,7 @@ def run_graph_stage(
             digest = input_digest(tables, versions)
             if stored.get("digest") == digest:
                 return _unchanged(stored, started, "same edges")
-    previous = None if full_refresh else previous_run(tables, stored, options, changes)
+    previous = None if full_refresh else previous_run(tables, stored, changes)
     if previous is not None and previous.tables_unchanged:
         return _column_closures_only(tables, previous, options, versions, digest, started)
     if previous is not None and _fewer_edges(tables, settings.incremental_min_edges):

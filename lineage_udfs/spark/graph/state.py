@@ -22,8 +22,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import one_line
-from lineage_udfs.spark.graph.options import GraphOptions, materialized
 from lineage_udfs.spark.graph.scope import PreviousRun, changed_rows
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import BROADCAST_KEYS, Overwrite, keyed
@@ -119,7 +119,7 @@ class _Changes:
 
 
 def changes_from_feed(
-    tables: LineageTables, stored: dict[str, Any], versions: dict[str, int], options: GraphOptions
+    tables: LineageTables, stored: dict[str, Any], versions: dict[str, int]
 ) -> _Changes | None:
     """Which edges appeared or went between the stored run's versions and ``versions``, from
     the edge tables' change data feed; None where the feed cannot say: a table replaced since
@@ -152,12 +152,11 @@ def changes_from_feed(
                 deltas[table], counts[table] = (0, 0, 0), 0
                 continue
             sign = F.when(F.col("_change_type").isin("insert", "update_postimage"), 1).otherwise(-1)
-            net = materialized(
+            net = checkpointed(
                 tables.changes(table, start, end)
                 .groupBy(*columns)
                 .agg(F.sum(sign).alias("_delta"))
-                .where(F.col("_delta") != 0),
-                options,
+                .where(F.col("_delta") != 0)
             )
             key = list(columns)
             few = net.count() <= BROADCAST_KEYS
@@ -168,11 +167,10 @@ def changes_from_feed(
                 .agg(F.count(F.lit(1)).alias("_now"))
             )  # fmt: skip
             present = F.coalesce(F.col("_now"), F.lit(0))
-            changed = materialized(
+            changed = checkpointed(
                 keyed(net, now, key, "left")
                 .where((present > 0) != (present - F.col("_delta") > 0))
-                .select(*columns, (present > 0).alias("_added")),
-                options,
+                .select(*columns, (present > 0).alias("_added"))
             )
             h = _edge_hash(columns)
             signed = F.when(F.col("_added"), 1).otherwise(-1)
@@ -220,7 +218,6 @@ def _table_id(tables: LineageTables, table: str) -> str:
 def previous_run(
     tables: LineageTables,
     state: dict[str, Any] | None,
-    options: GraphOptions,
     changes: _Changes | None,
 ) -> PreviousRun | None:
     """How the edges changed since the last run (``changes``, from the change data feed; where
@@ -252,7 +249,7 @@ def previous_run(
             for table, columns in GRAPH_INPUTS.items():
                 old = tables.read(table, version=int(versions[table])).select(*columns).distinct()
                 new = tables.read(table).select(*columns).distinct()
-                rows[table] = changed_rows(materialized(old, options), new, options)
+                rows[table] = changed_rows(checkpointed(old), new)
         except (PySparkException, Py4JJavaError) as exc:
             logger.info(
                 "graph: full refresh: the edges of the last graph run (versions %s) cannot be"
@@ -278,7 +275,7 @@ def record_state(
 
     The state last: a run that dies before this point leaves an analytics table newer than the
     recorded version, and the next run is a full refresh."""
-    rows = components.select(*TABLES[COMPONENTS_TABLE].columns).localCheckpoint()
+    rows = checkpointed(components.select(*TABLES[COMPONENTS_TABLE].columns))
     count = rows.count()
     state = {
         STATE_KEY: versions,

@@ -57,6 +57,7 @@ from pyspark.sql import functions as F
 from lineage_udfs.core.errors import one_line
 from lineage_udfs.emit.events import EventOptions
 from lineage_udfs.emit.spool import EmitCounts, ReplaySummary
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import OPENLINEAGE_EMISSIONS, QUERIES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Append
@@ -257,23 +258,20 @@ def _incremental(
     n_changed = n_reparsed = 0
     queries_watermark, held = vq, None
     if vq > wq:
-        raw = tables.changes("queries", wq + 1, vq).localCheckpoint(eager=True)
+        raw = checkpointed(tables.changes("queries", wq + 1, vq))
         latest = Window.partitionBy("query_id").orderBy(
             F.col("_commit_version").desc(),
             F.when(F.col("_change_type") == "update_postimage", 0).otherwise(1),
         )
-        changed = (
+        changed = checkpointed(
             raw.withColumn("_n", F.row_number().over(latest))
             .where((F.col("_n") == 1) & F.col("_change_type").isin(*_UPSERTS))
             .select(*QUERIES.columns, "_commit_version")
-            .localCheckpoint(eager=True)
         )
         n_changed = changed.count()
         if emit_mode == "per_statement_day":
-            touched = (
-                raw.select(*STATEMENT_DAY_KEYS, F.to_date("start_time").alias("day"))
-                .distinct()
-                .localCheckpoint(eager=True)
+            touched = checkpointed(
+                raw.select(*STATEMENT_DAY_KEYS, F.to_date("start_time").alias("day")).distinct()
             )
         parsed_fps = tables.read("parsed_statements", version=vp).select("fingerprint")
         first_unparsed = (
@@ -289,9 +287,7 @@ def _incremental(
             )
             logger.warning("OpenLineage: %s", held)
     if vp > wp:
-        reparsed = _reparsed(tables.changes("parsed_statements", wp + 1, vp)).localCheckpoint(
-            eager=True
-        )
+        reparsed = checkpointed(_reparsed(tables.changes("parsed_statements", wp + 1, vp)))
         n_reparsed = reparsed.count()
     return EmissionScope(
         kind="incremental",

@@ -12,14 +12,16 @@ for each attempt, so a retried commit recomputes its rows against the snapshot i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from delta.tables import DeltaMergeBuilder
 from pyspark.sql import Column, DataFrame, DataFrameWriter
 from pyspark.sql import functions as F
 
+from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import TABLES
 
 if TYPE_CHECKING:
@@ -27,6 +29,12 @@ if TYPE_CHECKING:
 
 Rows: TypeAlias = DataFrame | Callable[[], DataFrame]
 """Rows to write, or how to compute them (called once per attempt)."""
+Pair: TypeAlias = tuple[DataFrame, DataFrame]
+PairRows: TypeAlias = Pair | Callable[[], Pair]
+"""Two frames of rows (``Reconcile``: desired and stale), or how to compute them (called once
+per attempt)."""
+
+T = TypeVar("T")
 
 DELETE_FLAG = "_delete"
 """Column of a change's source rows: true for a stored row to delete, false for one to write."""
@@ -48,6 +56,18 @@ scanned, not shuffled)."""
 def rows_of(rows: Rows) -> DataFrame:
     """The DataFrame of ``rows`` (a function is called)."""
     return rows() if callable(rows) else rows
+
+
+def again_on_retry(first: T, recompute: Callable[[], T]) -> Callable[[], T]:
+    """A change's rows as a function: ``first`` (computed already, e.g. to count it) for the
+    first attempt, ``recompute()`` for each retry, so that rows read from the table being
+    written are read again from the snapshot the retry commits to."""
+    attempts = itertools.count()
+
+    def rows() -> T:
+        return first if next(attempts) == 0 else recompute()
+
+    return rows
 
 
 def _differs(columns: Iterable[str]) -> str:
@@ -110,20 +130,21 @@ class InsertNew:
 
 @dataclass(frozen=True)
 class Reconcile:
-    """Upsert the ``desired`` rows and delete the ``stale`` keys (both unique on the key), in
-    one MERGE."""
+    """Upsert the desired rows and delete the stale keys (both unique on the key), in one
+    MERGE. ``rows``: (desired, stale), or a function that returns them, called anew for each
+    attempt: stale keys are found in the table written, and a retry must find them in the
+    snapshot it commits to (the keys found before another writer's commit would delete what
+    it just wrote)."""
 
-    desired: Rows
-    stale: Rows
+    rows: PairRows
     verb = "MERGE into"
 
     def commit(self, tables: LineageTables, table: str, metadata: str | None) -> None:
         spec = TABLES[table]
         values = [c for c in spec.columns if c not in spec.keys]
-        source = (
-            rows_of(self.desired)
-            .select(*spec.columns, F.lit(False).alias(DELETE_FLAG))
-            .unionByName(rows_of(self.stale).select(*spec.columns, F.lit(True).alias(DELETE_FLAG)))
+        desired, stale = self.rows() if callable(self.rows) else self.rows
+        source = desired.select(*spec.columns, F.lit(False).alias(DELETE_FLAG)).unionByName(
+            stale.select(*spec.columns, F.lit(True).alias(DELETE_FLAG))
         )
         (
             _merge(tables, table, source, _key_condition(table))
@@ -243,7 +264,7 @@ def replacement(
     key = replaced.columns
     few = replaced.count() <= BROADCAST_KEYS
     few_moved = relabelled is not None and relabelled.count() <= BROADCAST_KEYS
-    new_rows = rows.select(*columns).localCheckpoint()  # read twice below, and on a retry
+    new_rows = checkpointed(rows.select(*columns))  # read twice below, and on a retry
 
     def changes() -> DataFrame:
         stored = tables.read(table)
@@ -262,14 +283,13 @@ def replacement(
         # the rows in one of the two but not the other, in one aggregation (two EXCEPTs are a
         # dozen more Spark jobs): a row only stored is deleted, a row only recomputed inserted
         side = "_side"
-        return (
+        return checkpointed(
             old.select(*columns, F.lit(True).alias(side))
             .unionByName(new.select(*columns, F.lit(False).alias(side)))
             .groupBy(*columns)
             .agg(F.min(side).alias("_first"), F.max(side).alias(DELETE_FLAG))
             .where(F.col("_first") == F.col(DELETE_FLAG))
             .drop("_first")
-            .localCheckpoint()
         )
 
     return changes
