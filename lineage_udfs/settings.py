@@ -31,6 +31,7 @@ from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.emit.config import OpenLineageSettings
+from lineage_udfs.paths import resolve_path
 
 PRESET_FILE_FORMATS: dict[str, Literal["csv", "jsonl", "parquet", "delta"]] = {
     "snowflake_query_history": "csv",
@@ -316,6 +317,16 @@ class SourceSettings(_Strict):
         _check_location(self, self.preset in PRESET_JDBC_QUERIES)
         return self
 
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
+
+    @field_validator("extra_paths")
+    @classmethod
+    def _absolute_extra_paths(cls, value: dict[str, str]) -> dict[str, str]:
+        return {name: resolve_path(path) for name, path in value.items()}
+
     @field_validator("columns", "defaults")
     @classmethod
     def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
@@ -356,6 +367,11 @@ class CatalogSourceSettings(_Strict):
     defaults: dict[str, str] = Field(default_factory=dict)
     options: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
     @field_validator("columns", "defaults")
     @classmethod
@@ -418,12 +434,19 @@ class TableSettings(_Strict):
     path: str | None = None
     name: str | None = None
 
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
+
 
 class SinkSettings(_Strict):
     """The Delta tables. ``database`` set → catalog tables ``<database>.<table>`` (Unity Catalog:
     ``catalog.schema``); otherwise path-based tables under ``base_path``."""
 
-    base_path: str = "warehouse/lineage"
+    base_path: str = Field("warehouse/lineage", validate_default=True)
+    """Relative: to the working directory of the process that loads the settings
+    (``lineage_udfs.paths``), as every other path of the settings."""
     database: str | None = None
     tables: dict[
         Literal[
@@ -439,6 +462,11 @@ class SinkSettings(_Strict):
         ],
         TableSettings,
     ] = Field(default_factory=dict)
+
+    @field_validator("base_path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
 
 class SparkSettings(_Strict):
@@ -493,6 +521,11 @@ class GraphSettings(_Strict):
     bench/results/small_runs.md). 0: always incremental."""
     checkpoint_dir: str | None = None
     """Reliable checkpoint directory (durable storage on a cluster). None: local checkpoints."""
+
+    @field_validator("checkpoint_dir")
+    @classmethod
+    def _absolute_path(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
 
     @property
     def reliable_checkpoints(self) -> bool:

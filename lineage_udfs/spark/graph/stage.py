@@ -22,6 +22,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.graph.analyze import analyze, analyze_columns
 from lineage_udfs.spark.graph.options import GraphOptions, GraphResult, graph_options
@@ -158,7 +159,7 @@ def run_graph_stage(
     started = time.perf_counter()
     options = graph_options(settings)
     if settings.checkpoint_dir:
-        tables.spark.sparkContext.setCheckpointDir(settings.checkpoint_dir)
+        tables.spark.sparkContext.setCheckpointDir(resolve_path(settings.checkpoint_dir))
     tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
     versions = input_versions(tables)
     stored = None if full_refresh else stored_state(tables)
