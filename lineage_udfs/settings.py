@@ -8,6 +8,7 @@ models are frozen and reject unknown keys, so a typo in YAML fails at start-up.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping, Sequence
 from math import ceil
@@ -30,6 +31,7 @@ from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.emit.config import OpenLineageSettings
+from lineage_udfs.paths import resolve_path
 
 PRESET_FILE_FORMATS: dict[str, Literal["csv", "jsonl", "parquet", "delta"]] = {
     "snowflake_query_history": "csv",
@@ -136,6 +138,19 @@ class JdbcSettings(_Strict):
         return self.url.split("?", 1)[0]
 
 
+_DURATION_UNITS: dict[str, int] = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
+_DURATION = re.compile(r"(?:\d+[dhms])+")
+_DURATION_PART = re.compile(r"(\d+)([dhms])")
+_TIME_TYPES = frozenset({"timestamp", "timestamp_ntz", "date"})
+_NUMERIC_TYPES = frozenset(
+    {"tinyint", "smallint", "int", "bigint", "long", "float", "double", "decimal"}
+)
+LOOKBACK_FORMS = (
+    "incremental.lookback takes a duration for a timestamp column (90s, 30m, 2h, 1d, 1h30m)"
+    " or a number of at least 0 for a numeric one (5000); 0: no lookback"
+)
+
+
 class IncrementalSettings(_Strict):
     """Read only the rows a source gained since the last committed run (a per-source watermark
     in the ``source_state`` Delta table, committed after the run's lineage; docs/sources.md).
@@ -143,7 +158,7 @@ class IncrementalSettings(_Strict):
     Exactly one of:
 
     - ``column``: a column that only grows (an id, an insertion time): the run reads the rows
-      above the committed maximum, and commits the maximum it read;
+      above the committed maximum minus ``lookback``, and commits the maximum it read;
     - ``keys`` (and optionally ``version``): a snapshot source such as ``pg_stat_statements``
       that has no time column: the run reads the rows whose key is new, or whose ``version``
       (e.g. the cumulative ``calls``) differs from the committed one, and commits the key set
@@ -156,6 +171,22 @@ class IncrementalSettings(_Strict):
     are read as text, so a numeric or time column there needs ``long`` / ``timestamp``."""
     keys: list[str] = Field(default_factory=list)
     version: str | None = None
+    lookback: int | float | str = 0
+    """How far below the committed watermark each run reads again, so that a row that arrives
+    late (its column at or below the watermark, but within the window) is still read: a
+    duration for a timestamp or date column (``90s``, ``30m``, ``2h``, ``1d``, ``1h30m``), a
+    number in the column's units for a numeric one. 0: none. Rows read again are stored
+    already: their MERGE changes nothing."""
+
+    @field_validator("lookback", mode="before")
+    @classmethod
+    def _lookback_form(cls, value: Any) -> Any:
+        if isinstance(value, str) and _DURATION.fullmatch(value.strip()):
+            return value.strip()
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not is_number or not math.isfinite(value) or value < 0:
+            raise ValueError(LOOKBACK_FORMS)
+        return value
 
     @model_validator(mode="after")
     def _one_kind(self) -> IncrementalSettings:
@@ -165,7 +196,51 @@ class IncrementalSettings(_Strict):
             raise ValueError("incremental.version goes with keys")
         if self.type is not None and self.column is None:
             raise ValueError("incremental.type goes with column")
+        if self.lookback_amount and self.column is None:
+            raise ValueError("incremental.lookback goes with column")
+        mismatch = None if self.type is None else self.lookback_mismatch(self.type)
+        if mismatch is not None:
+            raise ValueError(mismatch)
         return self
+
+    @property
+    def lookback_is_duration(self) -> bool:
+        """Whether ``lookback`` is a duration (else a number)."""
+        return isinstance(self.lookback, str)
+
+    @property
+    def lookback_amount(self) -> float:
+        """``lookback`` in seconds (a duration: ``1h30m`` is 5400) or in the column's units (a
+        number)."""
+        if isinstance(self.lookback, str):
+            parts = _DURATION_PART.findall(self.lookback)
+            return float(sum(int(n) * _DURATION_UNITS[unit] for n, unit in parts))
+        return float(self.lookback)
+
+    def lookback_mismatch(self, column_type: str) -> str | None:
+        """Why ``lookback`` does not fit a watermark column of Spark type ``column_type``
+        (``long``, ``bigint``, ``decimal(12,0)``, ``timestamp`` ...); None when it fits. A
+        lookback of 0 fits every column."""
+        if not self.lookback_amount:
+            return None
+        kind = column_type.split("(", 1)[0].strip().lower()
+        if kind not in _TIME_TYPES | _NUMERIC_TYPES:
+            return (
+                f"incremental.lookback needs a numeric or timestamp column, but {self.column!r}"
+                f" is compared as {column_type}: set incremental.type to long, double or"
+                " timestamp"
+            )
+        if self.lookback_is_duration and kind in _NUMERIC_TYPES:
+            return (
+                f"incremental.lookback {self.lookback!r} is a duration, but {self.column!r} is"
+                f" {column_type}: give a number in the column's units"
+            )
+        if not self.lookback_is_duration and kind in _TIME_TYPES:
+            return (
+                f"incremental.lookback {self.lookback!r} is a number, but {self.column!r} is"
+                f" {column_type}: give a duration such as 30m, 2h or 1d"
+            )
+        return None
 
 
 def _check_location(source: SourceSettings | CatalogSourceSettings, default_query: bool) -> None:
@@ -242,6 +317,16 @@ class SourceSettings(_Strict):
         _check_location(self, self.preset in PRESET_JDBC_QUERIES)
         return self
 
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
+
+    @field_validator("extra_paths")
+    @classmethod
+    def _absolute_extra_paths(cls, value: dict[str, str]) -> dict[str, str]:
+        return {name: resolve_path(path) for name, path in value.items()}
+
     @field_validator("columns", "defaults")
     @classmethod
     def _known_columns(cls, value: dict[str, str]) -> dict[str, str]:
@@ -282,6 +367,11 @@ class CatalogSourceSettings(_Strict):
     defaults: dict[str, str] = Field(default_factory=dict)
     options: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
     @field_validator("columns", "defaults")
     @classmethod
@@ -344,12 +434,19 @@ class TableSettings(_Strict):
     path: str | None = None
     name: str | None = None
 
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
+
 
 class SinkSettings(_Strict):
     """The Delta tables. ``database`` set → catalog tables ``<database>.<table>`` (Unity Catalog:
     ``catalog.schema``); otherwise path-based tables under ``base_path``."""
 
-    base_path: str = "warehouse/lineage"
+    base_path: str = Field("warehouse/lineage", validate_default=True)
+    """Relative: to the working directory of the process that loads the settings
+    (``lineage_udfs.paths``), as every other path of the settings."""
     database: str | None = None
     tables: dict[
         Literal[
@@ -365,6 +462,11 @@ class SinkSettings(_Strict):
         ],
         TableSettings,
     ] = Field(default_factory=dict)
+
+    @field_validator("base_path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
 
 class SparkSettings(_Strict):
@@ -490,6 +592,11 @@ class ExecutionSettings(_Strict):
     ``checkpoint()`` into ``<checkpoint_dir>/<run id>/``, which the run removes when it ends,
     also when it fails. A run then survives the loss of an executor. None: local checkpoints
     on the executors' disks (faster; a lost executor fails the run)."""
+
+    @field_validator("checkpoint_dir")
+    @classmethod
+    def _absolute_checkpoint_dir(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
 
     def shuffle_partitions_for(self, input_bytes: int, parallelism: int) -> int | None:
         """The shuffle partition count for an input of ``input_bytes``; None keeps the session's.

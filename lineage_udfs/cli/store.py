@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage_udfs.core.errors import LineageError, one_line
+from lineage_udfs.paths import resolve_path
 
 TABLES: tuple[str, ...] = (
     "parsed_statements",
@@ -53,7 +54,7 @@ def default_config_paths(overlays: Sequence[Path] | None, cwd: Path | None = Non
 
 def table_locations(sink: Any, warehouse: str | None = None) -> dict[str, str]:
     """Path of every lineage table, as ``LineageTables.location`` resolves it (relative paths
-    against the working directory). ``warehouse`` replaces ``sink.base_path``.
+    as ``lineage_udfs.paths`` resolves them). ``warehouse`` replaces ``sink.base_path``.
 
     Raises:
         CliError: a table is a catalog table (``sink.database`` or a per-table ``name``): delta-rs
@@ -76,9 +77,7 @@ def table_locations(sink: Any, warehouse: str | None = None) -> dict[str, str]:
                 )
         if path is None:
             path = f"{base}/{table}"
-        if "://" not in path and not path.startswith("/"):
-            path = str(Path(path).resolve())
-        locations[table] = path
+        locations[table] = resolve_path(path)
     return locations
 
 

@@ -9,13 +9,13 @@ part of them: a transport names the *environment variable* that holds its API ke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lineage_udfs import __version__
 from lineage_udfs.core.errors import ConfigError
+from lineage_udfs.paths import resolve_path
 
 DEFAULT_PRODUCER = f"https://github.com/lineage-warehouse/lineage-warehouse/tree/{__version__}"
 """``producer`` of the events: the source tree of this version."""
@@ -23,26 +23,6 @@ DEFAULT_PRODUCER = f"https://github.com/lineage-warehouse/lineage-warehouse/tree
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def driver_path(path: str) -> str:
-    """``path`` made absolute against the working directory of the process that validates the
-    settings: the driver, which loads them. Events are written by the executors, with these
-    settings as the driver pickled them; a relative path would be resolved against each
-    executor's own working directory (a standalone worker's app folder, a YARN container),
-    where the file or spool is not the driver's. The same rule as the sink's relative paths
-    (the driver's working directory). A URL (``scheme://…``) is left as it is.
-
-    Examples:
-        >>> import os
-        >>> driver_path("out/events.jsonl") == os.path.join(os.getcwd(), "out", "events.jsonl")
-        True
-        >>> driver_path("/data/events.jsonl"), driver_path("s3://bucket/events.jsonl")
-        ('/data/events.jsonl', 's3://bucket/events.jsonl')
-    """
-    if "://" in path:
-        return path
-    return str(Path(path).resolve())
 
 
 class HttpTransportSettings(_Strict):
@@ -67,13 +47,14 @@ class FileTransportSettings(_Strict):
 
     type: Literal["file"] = "file"
     log_file_path: str
-    """Relative: to the driver's working directory (:func:`driver_path`)."""
+    """Relative: to the working directory of the process that loads the settings (the driver),
+    never an executor's (``lineage_udfs.paths``)."""
     append: bool = True
 
     @field_validator("log_file_path")
     @classmethod
-    def _on_the_driver(cls, value: str) -> str:
-        return driver_path(value)
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
 
 class KafkaTransportSettings(_Strict):
@@ -138,14 +119,15 @@ class SpoolSettings(_Strict):
 
     enabled: bool = True
     path: str = Field(default=".lineage/openlineage-spool", validate_default=True)
-    """Relative: to the driver's working directory (:func:`driver_path`)."""
+    """Relative: to the working directory of the process that loads the settings (the driver),
+    never an executor's (``lineage_udfs.paths``)."""
     max_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
     """Cap on the spool directory; events beyond it are counted as overflowed and dropped."""
 
     @field_validator("path")
     @classmethod
-    def _on_the_driver(cls, value: str) -> str:
-        return driver_path(value)
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
 
 
 class OpenLineageSettings(_Strict):

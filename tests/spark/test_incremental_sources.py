@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import (
+    ExecutionSettings,
     IncrementalSettings,
     JobSettings,
     SinkSettings,
@@ -20,6 +22,7 @@ from lineage_udfs.settings import (
 )
 from lineage_udfs.spark.extract import stage
 from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
 COMPARED = ("queries", "parsed_statements", "table_lineage", "column_lineage", "quarantine")
@@ -187,4 +190,97 @@ def test_watermark_column_must_exist(spark: SparkSession, tmp_path: Path) -> Non
     )
     settings = settings.model_copy(update={"sources": [source]})
     with pytest.raises(Exception, match=r"incremental column\(s\) \['event_time'\]"):
+        extract(spark, settings)
+
+
+def _logged(query_id: str, hour: str, target: str, user: str = "etl") -> dict[str, Any]:
+    return {
+        "query_id": query_id,
+        "query_text": f"INSERT INTO mart.{target} SELECT x FROM raw.{target}_src",
+        "start_time": f"2026-03-01T{hour}:00Z",
+        "user_name": user,
+    }
+
+
+def _stored_queries(tables: LineageTables) -> dict[str, Any]:
+    return {r.query_id: r for r in tables.read("queries").collect()}
+
+
+def _versions(tables: LineageTables) -> dict[str, int]:
+    return {t: tables.latest_version(t) for t in TABLES if tables.exists(t)}
+
+
+def test_lookback_reads_late_rows_within_the_window_and_changes_nothing_stored(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A timestamp watermark with a 2 h lookback: a row arriving late within the window is
+    read by the next run, one below it is not; the rows read again change no stored row and
+    add no duplicate, and a run with nothing new adds no Delta version to any table."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _write(
+        logs / "a.jsonl",
+        [
+            _logged("q1", "07:00", "a"),
+            _logged("q2", "09:00", "a"),
+            _logged("q3", "10:00", "b"),
+            # one query id logged twice: the earlier row is its queries row; the later one
+            # is inside the next run's window, the earlier one below it
+            _logged("q9", "06:00", "c", user="alice"),
+            _logged("q9", "09:30", "c", user="bob"),
+        ],
+    )
+    source = SourceSettings(
+        name="etl",
+        format="jsonl",
+        path=str(logs),
+        defaults={"dialect": "spark"},
+        incremental=IncrementalSettings(column="start_time", type="timestamp", lookback="2h"),
+    )
+    settings = JobSettings(
+        sources=[source],
+        sink=SinkSettings(base_path=str(tmp_path / "lineage")),
+        execution=ExecutionSettings(skip_unchanged_input=False),  # every run reads its input
+    )
+    tables = LineageTables(spark, settings.sink)
+    assert extract(spark, settings).rows_read == 5
+    assert _watermark(tables) == [("etl", "", "2026-03-01 10:00:00")]
+    before = _stored_queries(tables)
+    assert before["q9"].user_name == "alice"
+
+    _write(
+        logs / "b.jsonl",
+        [
+            _logged("q4", "08:30", "d"),  # late, within (08:00, 10:00]: read
+            _logged("q5", "07:30", "e"),  # late, below the window: never read
+            _logged("q6", "11:00", "f"),  # new
+        ],
+    )
+    second = extract(spark, settings)
+    # q2, q9 (09:30), q3 read again; q4 and q6 new
+    assert second.rows_read == 5
+    assert _watermark(tables) == [("etl", "", "2026-03-01 11:00:00")]
+    after = _stored_queries(tables)
+    assert sorted(after) == ["q1", "q2", "q3", "q4", "q6", "q9"]
+    assert tables.read("queries").count() == 6  # no query id twice
+    assert {q: after[q] for q in before} == before  # rows read again changed nothing
+    targets = {r.target_table for r in tables.read("table_lineage").collect()}
+    assert targets == {"mart.a", "mart.b", "mart.c", "mart.d", "mart.f"}
+
+    versions = _versions(tables)
+    idle = extract(spark, settings)  # nothing new: the window's rows only
+    assert idle.rows_read == 3 and idle.status == "succeeded"
+    assert _versions(tables) == versions
+    assert _stored_queries(tables) == after
+
+
+def test_lookback_must_fit_the_watermark_column(spark: SparkSession, tmp_path: Path) -> None:
+    logs = tmp_path / "logs.jsonl"
+    _write(logs, _rows(1, 1))
+    settings = _settings(logs, tmp_path / "lineage", incremental=False)
+    # without incremental.type, a JSON lines field is compared as read: as text
+    spec = IncrementalSettings(column="seq", lookback="2h")
+    source = settings.sources[0].model_copy(update={"incremental": spec})
+    settings = settings.model_copy(update={"sources": [source]})
+    with pytest.raises(InputError, match=r"'seq' is compared as string: set incremental.type"):
         extract(spark, settings)

@@ -7,12 +7,14 @@ results at ``execution.storage_level``; the lineage tables must be the same what
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from math import ceil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
 
 from lineage_udfs.settings import (
     ROW_OVERHEAD_BYTES,
@@ -23,6 +25,7 @@ from lineage_udfs.settings import (
     load_settings,
 )
 from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.merges import merge_queries
 from lineage_udfs.spark.extract.sizing import (
     MIN_STATEMENTS_PER_TASK,
     PARSE_TASKS_PER_CORE,
@@ -31,6 +34,8 @@ from lineage_udfs.spark.extract.sizing import (
     parse_partitions,
 )
 from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.extract.transforms import DEDUPE_RANK, IS_RELEVANT, narrow_relevant_rows
+from lineage_udfs.spark.storage.schemas import QUERIES
 from lineage_udfs.spark.storage.tables import LineageTables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,3 +233,75 @@ def test_read_partitions_default_to_four_per_core_unless_set(spark: SparkSession
         assert min_read_partitions(spark, ExecutionSettings()) is None
     finally:
         spark.conf.unset(key)
+
+
+# Rows of one query id that tie on (start_time, fingerprint) and differ elsewhere; the row
+# marked True is the one ``facts.query_row_order`` keeps.
+_T0, _T1, _T2 = (datetime(2024, 3, 1, 10, m) for m in (0, 5, 7))
+TIED_ROWS: list[tuple[tuple[Any, ...], bool]] = [
+    # the same end time: a failed status comes first, whatever the user
+    (("q1", "fp", "alice", _T0, _T1, "SUCCESS"), False),
+    (("q1", "fp", "bob", _T0, _T1, "FAILED"), True),
+    (("q1", "fp", "carol", _T0, _T1, "SUCCESS"), False),
+    # the same end time and status: user names ascending, a null last
+    (("q2", "fp", "zed", _T0, _T1, "SUCCESS"), False),
+    (("q2", "fp", None, _T0, _T1, "SUCCESS"), False),
+    (("q2", "fp", "amy", _T0, _T1, "SUCCESS"), True),
+    # the finished execution's record over the one logged while it ran
+    (("q3", "fp", "alice", _T0, None, "RUNNING"), False),
+    (("q3", "fp", "alice", _T0, _T2, "SUCCESS"), True),
+    (("q3", "fp", "alice", _T0, _T1, "SUCCESS"), False),
+]
+_TIED_SCHEMA = (
+    "query_id string, fingerprint string, user_name string, start_time timestamp,"
+    " end_time timestamp, status string"
+)
+
+
+_TIED_COLUMNS = tuple(c.split()[0] for c in _TIED_SCHEMA.split(","))
+
+
+def _tied_frame(spark: SparkSession, rows: list[tuple[Any, ...]], partitions: int) -> DataFrame:
+    """``rows`` as relevant log rows (the other ``queries`` columns null), in ``partitions``."""
+    given = spark.createDataFrame(rows, _TIED_SCHEMA)
+    return given.select(
+        *[
+            F.col(c) if c in given.columns else F.lit(None).cast("string").alias(c)
+            for c in QUERIES.columns
+        ],
+        F.lit(True).alias(IS_RELEVANT),
+    ).repartition(partitions)
+
+
+def _as_tied(rows: list[Row]) -> set[tuple[Any, ...]]:
+    return {tuple(r[c] for c in _TIED_COLUMNS) for r in rows}
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+@pytest.mark.parametrize("reverse", [False, True], ids=["in_order", "reversed"])
+def test_duplicate_query_ids_keep_the_same_row_whatever_the_order_or_partitioning(
+    spark: SparkSession, reverse: bool, partitions: int
+) -> None:
+    rows = [row for row, _ in TIED_ROWS]
+    ranked = narrow_relevant_rows(_tied_frame(spark, rows[::-1] if reverse else rows, partitions))
+    kept = ranked.where(F.col(DEDUPE_RANK) == 1).collect()
+    assert _as_tied(kept) == {row for row, wins in TIED_ROWS if wins}
+    assert ranked.count() == len(TIED_ROWS)
+
+
+def test_a_stored_query_row_is_replaced_only_by_a_row_that_comes_first(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Rows of one query id read by different runs, in either order, leave the row that
+    one run over all of them keeps."""
+    by_id: dict[str, list[tuple[Any, ...]]] = {}
+    for row, _ in TIED_ROWS:
+        by_id.setdefault(row[0], []).append(row)
+    runs = [list(batch) for batch in zip(*by_id.values(), strict=True)]  # a row per query id
+    for name, order in (("in_order", runs), ("reversed", runs[::-1])):
+        tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / name)))
+        tables.ensure("queries")
+        for batch in order:
+            merge_queries(tables, _tied_frame(spark, batch, 1))
+        stored = _as_tied(tables.read("queries").collect())
+        assert stored == {row for row, wins in TIED_ROWS if wins}, name

@@ -155,12 +155,14 @@ def test_stored_rows_delivered_again_through_another_source_are_not_written(
     assert _versions(tables) == stored
 
     rows = [json.loads(line) for line in again_log.read_text().splitlines()]
-    rows[0]["start_time"] = "2026-04-01T01:00:00Z"  # a stored query id with another value
+    # a stored query id with another value: the end time its stored row lacks, which makes
+    # this row the one ``queries`` keeps (docs/tables.md#queries)
+    rows[0]["end_time"] = "2026-03-02T01:05:00Z"
     again_log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     changed = run(again_log)
     assert not changed.stored_already and changed.changed
     first_seen = tables.read("queries").where("query_id = 'q2'").first()
-    assert first_seen is not None and str(first_seen["start_time"]).startswith("2026-04-01")
+    assert first_seen is not None and str(first_seen["end_time"]).startswith("2026-03-02 01:05")
 
 
 def test_a_rerun_on_unchanged_files_reads_nothing(spark: SparkSession, tmp_path: Path) -> None:

@@ -1,16 +1,23 @@
-"""JDBC, incremental and catalog settings: credentials stay out of the settings and errors."""
+"""JDBC, incremental and catalog settings: credentials stay out of the settings and errors;
+the incremental lookback's forms."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.settings import (
+    LOOKBACK_FORMS,
     CatalogSourceSettings,
     IncrementalSettings,
     JobSettings,
     SourceSettings,
+    load_settings,
 )
 from lineage_udfs.sources.jdbc import jdbc_passwords, source_query
 
@@ -79,6 +86,69 @@ def test_incremental_is_a_column_or_a_key_set() -> None:
     for bad in ({}, {"column": "id", "keys": ["k"]}, {"column": "id", "version": "v"}):
         with pytest.raises(ValidationError, match="incremental"):
             IncrementalSettings.model_validate(bad)
+
+
+@pytest.mark.parametrize(
+    ("lookback", "amount"),
+    [(0, 0.0), ("90s", 90.0), ("30m", 1800.0), ("2h", 7200.0), ("1d", 86400.0), ("1h30m", 5400.0)],
+)
+def test_incremental_lookback_duration_is_read_in_seconds(lookback: object, amount: float) -> None:
+    spec = IncrementalSettings(column="logged_at", type="timestamp", lookback=lookback)
+    assert spec.lookback_amount == amount
+    assert IncrementalSettings(column="logged_at").lookback == 0  # the default: none
+
+
+@pytest.mark.parametrize(("lookback", "amount"), [(5000, 5000.0), (2.5, 2.5), ("0s", 0.0)])
+def test_incremental_lookback_number_is_in_the_column_units(
+    lookback: object, amount: float
+) -> None:
+    assert (
+        IncrementalSettings(column="id", type="long", lookback=lookback).lookback_amount == amount
+    )
+
+
+@pytest.mark.parametrize("lookback", ["2x", "2 hours", "-1h", "h", "", -5, True, float("inf")])
+def test_incremental_lookback_in_another_form_is_one_config_error_line(
+    tmp_path: Path, lookback: object
+) -> None:
+    source = {"name": "x", "format": "csv", "path": "x.csv"}
+    config = {"sources": [{**source, "incremental": {"column": "t", "lookback": lookback}}]}
+    path = tmp_path / "lookback.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings([path])
+    message = str(info.value)
+    assert "\n" not in message
+    assert "sources.0.incremental.lookback" in message and LOOKBACK_FORMS in message
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"column": "id", "type": "long", "lookback": "2h"}, "is a duration, but 'id' is long"),
+        ({"column": "t", "type": "timestamp", "lookback": 60}, "is a number, but 't' is timestamp"),
+        ({"column": "t", "type": "string", "lookback": 5}, "'t' is compared as string"),
+        ({"keys": ["queryid"], "lookback": 5}, "incremental.lookback goes with column"),
+    ],
+)
+def test_incremental_lookback_must_fit_the_column_type(
+    spec: dict[str, object], problem: str
+) -> None:
+    with pytest.raises(ValidationError, match=re.escape(problem)):
+        IncrementalSettings.model_validate(spec)
+
+
+def test_incremental_lookback_fit_to_a_type_read_from_the_source() -> None:
+    spec = IncrementalSettings(column="t", lookback="2h")
+    assert spec.lookback_mismatch("timestamp") is None
+    assert spec.lookback_mismatch("timestamp_ntz") is None
+    assert spec.lookback_mismatch("date") is None
+    assert "give a number" in str(spec.lookback_mismatch("decimal(12,0)"))
+    numeric = IncrementalSettings(column="id", lookback=100)
+    assert numeric.lookback_mismatch("bigint") is None
+    assert numeric.lookback_mismatch("decimal(12,0)") is None
+    assert "give a duration" in str(numeric.lookback_mismatch("timestamp"))
+    assert IncrementalSettings(column="s").lookback_mismatch("string") is None  # 0 fits all
 
 
 def test_passwords_come_from_the_named_variable_only() -> None:

@@ -33,7 +33,8 @@ def test_load_settings_shipped_local_config_is_valid() -> None:
     assert settings.spark.master == "local[*]"
     assert [s.name for s in settings.sources] == ["spark_history", "snowflake_history"]
     assert settings.sources[1].columns["query_text"] == "QUERY_TEXT"
-    assert settings.sink.base_path == "warehouse/lineage"
+    # relative paths are resolved against the working directory when the settings load
+    assert settings.sink.base_path == str(Path.cwd() / "warehouse" / "lineage")
     # overlay confs merge into the base confs instead of replacing them
     assert settings.spark.confs["spark.sql.shuffle.partitions"] == "4"
     assert settings.spark.confs["spark.sql.session.timeZone"] == "UTC"

@@ -33,13 +33,14 @@ from lineage_udfs.spark.extract.transforms import (
     load_failures,
 )
 from lineage_udfs.spark.runtime.concurrency import run_concurrently
-from lineage_udfs.spark.storage.facts import failed_execution
+from lineage_udfs.spark.storage.facts import failed_execution, query_row_preferred
 from lineage_udfs.spark.storage.schemas import (
     PARSED_STATEMENTS,
     QUARANTINE,
     QUERIES,
     UDF_RESULT_SCHEMA,
 )
+from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import InsertNew, Pair, Reconcile, Upsert, again_on_retry
 
 QUARANTINE_STATUSES: tuple[str, ...] = (str(ParseStatus.FAILED), str(ParseStatus.TIMEOUT))
@@ -53,7 +54,7 @@ def write_batch(ctx: RunContext, rows: DataFrame, batch: Batch, parsed: DataFram
         # every derivation below keeps the rows of the batch's fingerprints: scanned, not
         # shuffled (a small batch against a million stored query rows or edges)
         fps = F.broadcast(fps)
-    tables.write("queries", Upsert(batch.relevant.select(*QUERIES.columns)))
+    merge_queries(tables, batch.relevant)
     _merge_parsed_statements(ctx, parsed, fps)
     # the rest reads queries and parsed_statements only, and each part writes its own table
     run_concurrently(
@@ -63,6 +64,14 @@ def write_batch(ctx: RunContext, rows: DataFrame, batch: Batch, parsed: DataFram
             lambda: tally_outcomes(ctx, fps),
         ]
     )
+
+
+def merge_queries(tables: LineageTables, relevant: DataFrame) -> None:
+    """Upsert the batch's ``queries`` rows (one per query id). A stored row of the same query
+    id is replaced only by a row that comes before it in ``facts.query_row_order``, so the
+    stored row is the first of every row read for that query id, whatever runs read them in
+    (an incremental source's lookback window reads stored rows again)."""
+    tables.write("queries", Upsert(relevant.select(*QUERIES.columns), prefer=query_row_preferred))
 
 
 BROADCAST_FINGERPRINTS = 20_000

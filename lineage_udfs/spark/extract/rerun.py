@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from functools import reduce
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -22,6 +21,7 @@ from lineage_udfs.spark.extract.batch import Batch, fact_table_versions
 from lineage_udfs.spark.extract.context import RunContext
 from lineage_udfs.spark.extract.edges import dict_to_map
 from lineage_udfs.spark.extract.merges import load_quarantine
+from lineage_udfs.spark.storage.facts import query_row_preferred
 from lineage_udfs.spark.storage.schemas import QUERIES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Append
@@ -57,7 +57,8 @@ def already_stored(ctx: RunContext, rows: DataFrame, batch: Batch) -> bool:
     True when nothing was parsed anew, the newest run recorded in ``lineage_runs`` succeeded
     under the same settings (``NOT_ROW_SETTINGS`` aside: the sources read, the session, the
     later stages), no fact table was written since it ended (the versions it recorded are the
-    current ones), every query row of the batch is stored with equal values and every load
+    current ones), every query row of the batch is stored with equal values (or its query id's
+    stored row comes first in ``facts.query_row_order``, so the MERGE keeps it) and every load
     failure is quarantined.
 
     Every successful run leaves the derived rows (statement statistics, edges, parse
@@ -72,13 +73,12 @@ def already_stored(ctx: RunContext, rows: DataFrame, batch: Batch) -> bool:
     """
     if ctx.summary.parsed_statements or _finished_run(ctx, fact_table_versions(ctx)) is None:
         return False
-    stored = ctx.tables.read("queries")
-    batch_rows = batch.relevant.select(*QUERIES.columns)
-    same = reduce(
-        lambda a, b: a & b,
-        [batch_rows[c].eqNullSafe(stored[c]) for c in QUERIES.columns],
-    )
-    if not batch_rows.join(stored, same, "left_anti").isEmpty():
+    stored = ctx.tables.read("queries").alias("s")
+    batch_rows = batch.relevant.select(*QUERIES.columns).alias("b")
+    # a batch row changes nothing where its query id's stored row equals it or comes first
+    # (``merges.merge_queries``)
+    kept = F.col("b.query_id").eqNullSafe(F.col("s.query_id")) & ~query_row_preferred("b", "s")
+    if not batch_rows.join(stored, kept, "left_anti").isEmpty():
         return False
     quarantined = ctx.tables.read("quarantine").select("quarantine_id")
     load = load_quarantine(rows).select("quarantine_id")

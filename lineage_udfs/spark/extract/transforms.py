@@ -29,6 +29,7 @@ from lineage_udfs.spark.extract.readers import (
     capped,
 )
 from lineage_udfs.spark.parse.udfs import make_parse_udf
+from lineage_udfs.spark.storage.facts import query_row_order
 from lineage_udfs.spark.storage.schemas import QUERIES
 
 PARSE_TEXT = "parse_text"
@@ -42,7 +43,7 @@ MASKED_RECORD = "masked_record"
 QUERY_BYTES = "query_bytes"
 """UTF-8 length of a row's query text: sizes the run's shuffles (the text itself is dropped)."""
 DEDUPE_RANK = "_query_rank"
-"""1 for the row kept among rows sharing a query id (earliest start_time, then fingerprint)."""
+"""1 for the row kept among rows sharing a query id (``facts.query_row_order``)."""
 
 
 def _whole(pattern: str) -> str:
@@ -216,15 +217,15 @@ def _cap(value: Column, limit: int | None) -> Column:
 def narrow_relevant_rows(rows: DataFrame) -> DataFrame:
     """Relevant rows without their text, ranked among rows that share a query id.
 
-    ``_query_rank`` is 1 for the row that counts (earliest start_time, then fingerprint); the
+    ``_query_rank`` is 1 for the row that counts, the first in ``facts.query_row_order``
+    (earliest start_time, then the latest end_time, a failed status, then every other column:
+    a total order, so the same row wins whatever the input's order or partitioning); the
     others are duplicates of a query id. The shuffle by query id carries no SQL text.
 
     Returns:
         The ``queries`` columns plus ``_query_rank``.
     """
-    dedupe = Window.partitionBy("query_id").orderBy(
-        F.col("start_time").asc_nulls_last(), F.col(FINGERPRINT)
-    )
+    dedupe = Window.partitionBy("query_id").orderBy(*query_row_order())
     return (
         rows.where(F.col(IS_RELEVANT))
         .select(*QUERIES.columns)

@@ -2,9 +2,13 @@
 
 A source with ``incremental:`` is read in one of two ways (``IncrementalSettings``):
 
-- **column**: rows whose watermark column is above the committed maximum (pushed down to the
-  database for a JDBC source), plus rows where the column is null (they cannot be ordered, so
-  every run reads them again; the writes are idempotent). The run commits the maximum it read.
+- **column**: rows whose watermark column is above the committed maximum minus the source's
+  ``lookback`` (pushed down to the database for a JDBC source), plus rows where the column is
+  null (they cannot be ordered, so every run reads them again; the writes are idempotent). The
+  run commits the maximum it read when that is above the committed one. The lookback window
+  reads stored rows again so that rows arriving late are not skipped: they MERGE onto their
+  query ids and change nothing (``merges.merge_queries``, ``rerun.already_stored``), and a run
+  that read nothing new commits nothing.
 - **key set** (``keys`` + optional ``version``): for snapshot sources without a time column,
   such as PostgreSQL's ``pg_stat_statements`` (one cumulative row per statement, no timestamps).
   The run reads the whole snapshot, keeps the rows whose key is new or whose version (e.g.
@@ -29,11 +33,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import InputError
-from lineage_udfs.settings import SourceSettings
+from lineage_udfs.settings import IncrementalSettings, SourceSettings
 from lineage_udfs.spark.runtime.checkpoints import checkpointed
 from lineage_udfs.spark.storage.schemas import SOURCE_STATE
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -109,29 +113,38 @@ class IncrementalRead:
         spec = source.incremental
         assert spec is not None
         dtype = spec.type or dict(raw.dtypes)[column]
+        mismatch = spec.lookback_mismatch(dtype)
+        if mismatch is not None:  # a type given in the settings was checked when they loaded
+            raise InputError(f"source {source.name!r} ({source.path}): {mismatch}")
         col = F.col(f"`{column}`")
         if spec.type is not None:
             col = col.cast(spec.type)
-        committed = self._committed(source.name).where(F.col("state_key") == COLUMN_KEY).first()
-        if committed is not None and committed["state_value"] is not None:
-            raw = raw.where((col > F.lit(committed["state_value"]).cast(dtype)) | col.isNull())
+        row = self._committed(source.name).where(F.col("state_key") == COLUMN_KEY).first()
+        committed = None if row is None else row["state_value"]
+        reached = F.max(col)
+        if committed is not None:
+            mark = F.lit(committed).cast(dtype)
+            raw = raw.where((col > _minus_lookback(mark, spec)) | col.isNull())
+            # rows read again under the lookback never move the watermark back
+            reached = F.greatest(reached, mark)
         if materialize:
             raw = checkpointed(raw)
-        stats = raw.agg(F.count(F.lit(1)).alias("n"), F.max(col).cast("string").alias("m")).first()
+        stats = raw.agg(F.count(F.lit(1)).alias("n"), reached.cast("string").alias("m")).first()
         assert stats is not None
         high = stats["m"]
-        if high is not None:
+        if high is not None and high != committed:  # the same watermark again: no commit
             self.pending[source.name] = self.spark.createDataFrame(
                 [(COLUMN_KEY, str(high))], "state_key string, state_value string"
             )
         self.counts[source.name] = int(stats["n"])
         logger.info(
-            "source %s: %d rows above watermark %s on %s; watermark to commit %s",
+            "source %s: %d rows above watermark %s (lookback %s) on %s; watermark to commit %s",
             source.name,
             stats["n"],
-            committed["state_value"] if committed is not None else "(none)",
+            committed if committed is not None else "(none)",
+            spec.lookback,
             column,
-            high,
+            high if high != committed else "(unchanged)",
         )
         return raw
 
@@ -196,3 +209,15 @@ class IncrementalRead:
         metrics = self.tables.write(STATE_TABLE, Upsert(rows, delete_missing=delete_missing))
         logger.info("committed the watermarks of %s: %s", sorted(self.pending), metrics)
         return metrics
+
+
+def _minus_lookback(mark: Column, spec: IncrementalSettings) -> Column:
+    """The lower bound of a run's read: the committed watermark ``mark`` minus the lookback (a
+    duration for a time column, a number for a numeric one; ``lookback_mismatch`` has checked
+    which). A constant, so a JDBC source still pushes the condition down."""
+    amount = spec.lookback_amount
+    if not amount:
+        return mark
+    if spec.lookback_is_duration:
+        return mark - F.expr(f"INTERVAL {int(amount)} SECONDS")
+    return mark - F.lit(int(amount) if amount.is_integer() else amount)

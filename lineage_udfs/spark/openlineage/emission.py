@@ -44,6 +44,7 @@ from lineage_udfs.emit.spool import (
     SpoolingEmitter,
     replay,
 )
+from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import JobSettings
 from lineage_udfs.spark.openlineage.scope import (
     EMISSIONS_TABLE,
@@ -109,7 +110,7 @@ def _options(settings: OpenLineageSettings) -> EventOptions:
 def _spool(settings: OpenLineageSettings) -> Spool | None:
     if not settings.spool.enabled:
         return None
-    return Spool(Path(settings.spool.path).absolute(), settings.spool.max_bytes)
+    return Spool(Path(resolve_path(settings.spool.path)), settings.spool.max_bytes)
 
 
 def emission_rows(

@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import InputError, LineageError, one_line
+from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import SinkSettings, SourceSettings
 
 
@@ -69,11 +70,13 @@ def _jvm(spark: SparkSession) -> Any:
 
 
 def fs_and_path(spark: SparkSession, location: str) -> tuple[Any, Any]:
-    """Hadoop's FileSystem for ``location`` and its Path (raises where there is no JVM)."""
+    """Hadoop's FileSystem for ``location`` and its Path (raises where there is no JVM). A
+    relative ``location`` is resolved as every configured path is (``lineage_udfs.paths``),
+    not against the FileSystem's own working directory."""
     jvm = _jvm(spark)
     if jvm is None:
         raise RuntimeError("no JVM: Hadoop's FileSystem is not reachable (Spark Connect)")
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = jvm.org.apache.hadoop.fs.Path(resolve_path(location))
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     return path.getFileSystem(conf), path
 

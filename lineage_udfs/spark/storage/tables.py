@@ -9,12 +9,12 @@ import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
+from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import SinkSettings
 from lineage_udfs.spark.storage.commits import commit_with_retry
 from lineage_udfs.spark.storage.delta_log import newest_commit, read_commits
@@ -54,9 +54,8 @@ class LineageTables:
             name = f"{self.sink.database}.{table}"
         if name is None and path is None:
             path = f"{self.sink.base_path.rstrip('/')}/{table}"
-        if path and "://" not in path and not path.startswith("/"):
-            path = str(Path(path).resolve())  # relative to the working directory
-        return name, path
+        # the settings hold resolved paths; one built by hand may not
+        return name, None if path is None else resolve_path(path)
 
     def describe(self, table: str) -> str:
         """Human-readable location, e.g. ``delta.`warehouse/lineage/queries```."""

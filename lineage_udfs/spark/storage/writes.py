@@ -92,10 +92,13 @@ class Upsert:
     """Insert new keys, update rows whose values changed (``VOLATILE_COLUMNS`` aside);
     unchanged rows are not rewritten. ``delete_missing``: a condition on the stored row ``t``;
     stored rows it holds for whose key ``rows`` has none are deleted (a source's whole catalog
-    or watermark set replaced). ``rows`` must be unique on the table's key."""
+    or watermark set replaced). ``prefer``: given the aliases of the new row and the stored
+    row, true where the new row replaces the stored one (default: wherever it differs), e.g.
+    ``facts.query_row_preferred``. ``rows`` must be unique on the table's key."""
 
     rows: Rows
     delete_missing: str | None = None
+    prefer: Callable[[str, str], Column] | None = None
     verb = "MERGE into"
 
     def commit(self, tables: LineageTables, table: str, metadata: str | None) -> None:
@@ -103,9 +106,11 @@ class Upsert:
         values = [c for c in spec.columns if c not in spec.keys]
         compared = [c for c in values if c not in VOLATILE_COLUMNS.get(table, ())]
         source = rows_of(self.rows).select(*spec.columns)
+        differs = _differs(compared)
+        update = differs if self.prefer is None else F.expr(differs) & self.prefer("s", "t")
         merge = (
             _merge(tables, table, source, _key_condition(table))
-            .whenMatchedUpdate(condition=_differs(compared), set=_all(values))
+            .whenMatchedUpdate(condition=update, set=_all(values))
             .whenNotMatchedInsert(values=_all(spec.columns))
         )
         if self.delete_missing is not None:
