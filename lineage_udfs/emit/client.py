@@ -142,6 +142,12 @@ def make_client(
     return OpenLineageClient(transport=make_transport(settings, secrets), config={})
 
 
+def preparing_client() -> OpenLineageClient:
+    """A client that sends nothing (noop transport), for :func:`prepare_event` where the events
+    are delivered elsewhere (built on an executor, written by the driver)."""
+    return OpenLineageClient(transport=NoopTransport(NoopConfig()), config={})
+
+
 def prepare_event(client: OpenLineageClient, event: Any) -> Any:
     """The event exactly as ``client.emit`` hands it to its transport (the client's own facets
     added: environment, tags, source code location; datasets reduced when configured), without

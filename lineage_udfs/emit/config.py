@@ -113,8 +113,9 @@ CompositeTransportSettings.model_rebuild()
 class SpoolSettings(_Strict):
     """On-disk buffer for events the collector did not accept (unreachable or 5xx).
 
-    The path must be visible to the driver (which replays) and to every executor (which
-    writes): a local directory in local mode, a shared mount (NFS, ``/dbfs/...``) on a cluster.
+    The driver alone writes and replays it (executors hand undelivered events back): a local
+    directory, or durable storage the driver mounts (a Databricks volume, NFS) so that the
+    spool outlives the driver's machine.
     """
 
     enabled: bool = True
@@ -177,6 +178,12 @@ class OpenLineageSettings(_Strict):
         if self.enabled and self.transport is None:
             raise ValueError("openlineage.enabled is true but openlineage.transport is not set")
         return self
+
+    def writes_files(self) -> bool:
+        """True when the transport writes a file (``file``, or a ``composite`` with a ``file``
+        member): its events are built on the executors and written by the driver, where the
+        path is the driver's."""
+        return any(isinstance(t, FileTransportSettings) for t in _leaves(self.transport))
 
     def secret_env_names(self) -> tuple[str, ...]:
         """Names of the environment variables the configured transports read (API keys)."""

@@ -4,23 +4,25 @@ openlineage-python's http transport raises when the collector is down and keeps 
 
 - :class:`SpoolingEmitter` sends each event through the client. When the collector is
   unreachable (connection error, timeout) or answers 5xx, the event and every *later* event of
-  the same writer go to the spool, so per-run order (START before COMPLETE) survives. Other
-  errors (4xx: the collector rejected the event) are counted as ``failed`` and never retried.
-- :class:`Spool` is a directory of JSON-lines segments. Each writer (one Spark partition/task)
-  writes its own segment ``<ns-timestamp>-<writer>.jsonl.part`` and renames it to ``.jsonl``
-  when it closes, so concurrent writers never share a file and a task that dies half-way leaves
-  only a ``.part`` file, which replay ignores (its retry writes a new segment).
+  the same writer go to the spool (or, on an executor, to ``hold``: back to the driver, which
+  spools them), so per-run order (START before COMPLETE) survives. Other errors (4xx: the
+  collector rejected the event) are counted as ``failed`` and never retried.
+- :class:`Spool` is a directory of JSON-lines segments, written and read by the driver only.
+  Each writer (one Spark partition's events) writes its own segment
+  ``<ns-timestamp>-<writer>.jsonl.part`` sequentially, through one handle, and renames it to
+  ``.jsonl`` when it closes, so writers never share a file and a writer that dies half-way
+  leaves only a ``.part`` file, which replay ignores.
 - The size cap (``max_bytes``) is enforced under an ``fcntl`` lock on ``<spool>/.lock`` across
-  all writers of the host; an event that does not fit is dropped and counted as ``overflowed``,
-  never silently.
+  the writers of the host (two jobs may share a spool); an event that does not fit is dropped
+  and counted as ``overflowed``, never silently.
 - :func:`replay` sends committed segments oldest first, line by line; it stops at the first
   delivery failure of the retryable kind and rewrites that segment with only the undelivered
   lines. An event the collector rejects (4xx) is moved to ``<spool>/rejected/`` with the reason
   (counted, logged, never retried, never dropped) and the replay goes on. Nothing that was not
   delivered is removed.
 
-The spool directory must be on storage every writer and the replaying driver can see, with
-working POSIX locks (a local disk in local mode, NFS on a cluster).
+The spool directory is the driver's: a local disk, or durable storage the driver mounts (NFS,
+a Databricks volume) so that a spool outlives the machine; executors never write it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from openlineage.client.serde import Serde
 
@@ -204,34 +206,37 @@ def _count_lines(path: Path) -> int:
 
 @dataclass
 class SpoolWriter:
-    """Appends events to one segment under the spool-wide size cap."""
+    """Writes events to one new segment, sequentially through one handle (no appends to an
+    existing file: storage such as a Databricks volume takes only sequential writes), under the
+    spool-wide size cap."""
 
     spool: Spool
     part_path: Path
     written: int = 0
+    _handle: BinaryIO | None = None
 
     def append(self, line: str) -> None:
-        """Append one JSON line. Raises :class:`SpoolFullError` when it does not fit."""
+        """Write one JSON line. Raises :class:`SpoolFullError` when it does not fit."""
         data = (line.rstrip("\n") + "\n").encode("utf-8")
         with self.spool._locked():
             if self.spool.size_bytes() + len(data) > self.spool.max_bytes:
                 raise SpoolFullError
-            with open(self.part_path, "ab") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+            if self._handle is None:
+                self._handle = open(self.part_path, "xb")  # noqa: SIM115 (closed in close())
+            self._handle.write(data)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
         self.written += 1
 
     def close(self) -> None:
-        """Commit the segment (rename ``.part`` -> ``.jsonl``); drop it if empty."""
-        if not self.part_path.exists():
+        """Commit the segment (rename ``.part`` -> ``.jsonl``); nothing when it is empty."""
+        if self._handle is None:
             return
+        self._handle.close()
+        self._handle = None
         final = self.part_path.with_name(self.part_path.name[: -len(_PART)] + _SEGMENT)
         with self.spool._locked():
-            if self.written:
-                os.replace(self.part_path, final)
-            else:
-                self.part_path.unlink(missing_ok=True)
+            os.replace(self.part_path, final)
 
 
 @dataclass
@@ -240,10 +245,14 @@ class SpoolingEmitter:
 
     Args:
         send: delivers one event or raises (``OpenLineageClient.emit``).
-        spool: where undeliverable events go; None disables spooling (they count as failed).
+        spool: where undeliverable events go; None disables spooling (they count as failed,
+            unless ``hold`` takes them).
         writer_id: names this writer's segment (e.g. ``p00003``).
         spool_only: skip delivery and spool everything (the spool still holds older events,
             so sending new ones first would break ordering).
+        hold: on an executor, instead of a spool: receives each undeliverable event as its
+            JSON line (prepared), in order, for the driver to spool or deliver; such events are
+            not counted here (the driver counts them when it has spooled or delivered them).
         prepare: turns an event into the form that is sent (and spooled), e.g.
             :func:`~lineage_udfs.emit.client.prepare_event` with ``send`` the client's transport,
             so a replayed event equals one delivered at once.
@@ -254,6 +263,7 @@ class SpoolingEmitter:
     writer_id: str = "driver"
     spool_only: bool = False
     prepare: Callable[[Any], Any] | None = None
+    hold: Callable[[str], None] | None = None
     counts: EmitCounts = field(default_factory=EmitCounts)
     rejections: list[str] = field(default_factory=list)
     """Why events were rejected (the first :data:`MAX_REASONS`; ``counts.failed`` has them all)."""
@@ -268,7 +278,7 @@ class SpoolingEmitter:
             try:
                 self.send(event)
             except Exception as exc:  # transport errors are many types; classified below
-                if self.spool is None or not is_retryable(exc):
+                if (self.spool is None and self.hold is None) or not is_retryable(exc):
                     self.counts.failed += 1
                     reason = f"{describe_event(event)}: {rejection_reason(exc)}"
                     if len(self.rejections) < MAX_REASONS:
@@ -281,7 +291,15 @@ class SpoolingEmitter:
                 return
         self._to_spool(event)
 
+    @property
+    def is_down(self) -> bool:
+        """True once a delivery failed for a retryable reason (everything after is spooled)."""
+        return self._down
+
     def _to_spool(self, event: Any) -> None:
+        if self.hold is not None:
+            self.hold(Serde.to_json(event))
+            return
         if self.spool is None:
             self.counts.failed += 1
             return

@@ -2,8 +2,13 @@
 
 ``queries ⋈ parsed_statements ⋈ column_lineage (collected per fingerprint)`` is built with
 DataFrames; each partition then builds its events with the pure :mod:`lineage_udfs.emit.events`
-and sends them through one client per partition (``mapPartitions``). Only per-partition counts
-come back to the driver; events never do. Before sending, the driver replays the spool; if the
+and sends them through one client per partition (``mapPartitions``). Nothing is written on an
+executor's disk: an event a network transport (http, kafka) could not deliver now goes back to
+the driver in the partition's results, in order, and the driver spools it; a file transport
+(alone or in a composite) has every event built on the executors and written by the driver.
+The partitions run at once (their results cached on the executors); the driver then reads the
+events handed back one partition at a time (``toLocalIterator``), so an outage on a large run
+never holds every event on the driver. Before sending, the driver replays the spool; if the
 spool still holds events afterwards (collector still down), new events are spooled behind them
 instead of being sent, so delivery order is kept.
 
@@ -14,20 +19,22 @@ once its events are delivered or spooled: see :mod:`lineage_udfs.spark.openlinea
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.models import ColumnEdge
 from lineage_udfs.core.records import field_names
-from lineage_udfs.emit.client import make_client, make_transport, prepare_event
+from lineage_udfs.emit.client import make_client, make_transport, prepare_event, preparing_client
 from lineage_udfs.emit.config import ConsoleTransportSettings, OpenLineageSettings
 from lineage_udfs.emit.events import (
     EventOptions,
@@ -64,6 +71,10 @@ logger = logging.getLogger(__name__)
 _EDGE_COLUMNS = field_names(ColumnEdge)
 _PARSED_COLUMNS = tuple(c for c in PARSE_COLUMNS if c != "column_edges")
 """The ``parsed_statements`` columns events are built from (edges come from column_lineage)."""
+EVENT, DONE = "event", "done"
+"""Kinds of a partition's result records: ``(EVENT, partition, JSON line)`` for each event
+handed back to the driver, in order, then one ``(DONE, partition, counts, rejections,
+events handed back)``."""
 
 
 @dataclass(frozen=True)
@@ -192,20 +203,27 @@ def _row_inputs(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
 
 def _emit_partition(
     settings: OpenLineageSettings, secrets: Mapping[str, str], spool_only: bool
-) -> Any:
+) -> Callable[[int, Iterable[Any]], Iterator[tuple[Any, ...]]]:
+    """The task of one partition: build its events and deliver them through a network
+    transport, handing back (as :data:`EVENT` records) what the driver must spool (the
+    collector is down, or the spool already holds events) or write (a file transport)."""
     options = _options(settings)
+    from_driver = settings.writes_files()
+    spool_enabled = settings.spool.enabled
 
-    def run(index: int, rows: Iterator[Any]) -> Iterator[tuple[tuple[int, ...], tuple[str, ...]]]:
+    def run(index: int, rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
         if isinstance(settings.transport, ConsoleTransportSettings):
             _console_on_stderr()
-        client = make_client(settings, secrets)
+        client = preparing_client() if from_driver else make_client(settings, secrets)
+        held: list[str] = []
         emitter = SpoolingEmitter(
             send=client.transport.emit,
             prepare=partial(prepare_event, client),
-            spool=_spool(settings),
-            writer_id=f"p{index:05d}",
-            spool_only=spool_only,
+            spool=None,
+            hold=held.append if from_driver or spool_enabled else None,
+            spool_only=spool_only or from_driver,
         )
+        handed = 0
         try:
             for row in rows:
                 emitter.counts.rows += 1
@@ -215,12 +233,90 @@ def _emit_partition(
                     emitter.counts.skipped += 1
                 for event in events:
                     emitter.emit(event)
+                for line in held:
+                    yield EVENT, index, line
+                handed += len(held)
+                held.clear()
         finally:
             counts = emitter.close()
             client.close(timeout=10.0)
-        yield counts.as_tuple(), tuple(emitter.rejections)
+        yield DONE, index, counts.as_tuple(), tuple(emitter.rejections), handed
 
     return run
+
+
+def _take_over(
+    records: Iterable[tuple[Any, ...]],
+    spool: Spool | None,
+    deliver: Callable[[Any], object] | None,
+    spool_only: bool,
+) -> tuple[EmitCounts, tuple[str, ...]]:
+    """On the driver: deliver (``deliver``: a file transport) or spool the events the
+    partitions handed back, in partition order, one spool segment per partition; count them
+    only now, once delivered or spooled."""
+    counts = EmitCounts()
+    rejections: list[str] = []
+    emitter: SpoolingEmitter | None = None
+    down = spool_only or deliver is None
+    current = -1
+    for _, index, line in records:
+        if emitter is None or index != current:
+            if emitter is not None:
+                counts += emitter.close()
+                rejections += emitter.rejections
+                down = down or emitter.is_down  # keep order: the collector stays down
+            emitter = SpoolingEmitter(
+                send=deliver or _not_sent,
+                spool=spool,
+                writer_id=f"p{index:05d}",
+                spool_only=down,
+            )
+            current = index
+        emitter.emit(json.loads(line))
+    if emitter is not None:
+        counts += emitter.close()
+        rejections += emitter.rejections
+    return counts, tuple(rejections[:MAX_REASONS])
+
+
+def _not_sent(event: Any) -> None:
+    """``send`` of an emitter that only spools (``spool_only``): never called."""
+    raise RuntimeError("an event to spool was sent")
+
+
+def _run_partitions(
+    rows: DataFrame,
+    settings: OpenLineageSettings,
+    secrets: Mapping[str, str],
+    spool: Spool | None,
+    spool_only: bool,
+) -> tuple[EmitCounts, tuple[str, ...]]:
+    """Run every partition's task at once, then take over what they handed back."""
+    results = rows.rdd.mapPartitionsWithIndex(_emit_partition(settings, secrets, spool_only))
+    # the tasks' results stay on the executors (memory, then disk) until the driver has read
+    # them; lost blocks are recomputed (the partition is built, and sent, again)
+    results.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        partials = results.filter(lambda r: r[0] == DONE).collect()
+        counts = sum((EmitCounts.from_tuple(p[2]) for p in partials), EmitCounts())
+        rejections = tuple(r for p in partials for r in p[3])
+        if sum(p[4] for p in partials):
+            transport = make_transport(settings, secrets) if settings.writes_files() else None
+            try:
+                taken, more = _take_over(
+                    results.filter(lambda r: r[0] == EVENT).toLocalIterator(),
+                    spool,
+                    transport.emit if transport is not None else None,
+                    spool_only,
+                )
+            finally:
+                if transport is not None:
+                    transport.close(timeout=10.0)
+            counts += taken
+            rejections += more
+    finally:
+        results.unpersist()
+    return counts, rejections
 
 
 def _console_on_stderr() -> None:
@@ -303,11 +399,7 @@ def emit_openlineage(
         counts = EmitCounts()
     else:
         rows = emission_rows(tables, ol, scope)
-        partials = rows.rdd.mapPartitionsWithIndex(
-            _emit_partition(ol, secrets, spool_only)
-        ).collect()
-        counts = sum((EmitCounts.from_tuple(p) for p, _ in partials), EmitCounts())
-        rejections = tuple(r for _, reasons in partials for r in reasons)
+        counts, rejections = _run_partitions(rows, ol, secrets, spool, spool_only)
     pending = spool.pending() if spool else 0
     status = record_emission(
         tables,

@@ -1,18 +1,28 @@
-"""Spark emission end to end: Delta tables -> executors -> http collector / spool -> replay."""
+"""Spark emission end to end: Delta tables -> executors -> http collector, or back to the
+driver -> its spool / a file -> replay."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from openlineage.client.transport.file import FileTransport
 from pyspark.sql import SparkSession
 from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW
 
+from lineage_udfs.emit.spool import EmitCounts, Spool, SpoolWriter
 from lineage_udfs.settings import JobSettings, SinkSettings
-from lineage_udfs.spark.openlineage.emission import emit_openlineage, replay_spool
+from lineage_udfs.spark.openlineage.emission import (
+    _emit_partition,
+    emission_rows,
+    emit_openlineage,
+    replay_spool,
+)
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -176,3 +186,111 @@ def test_emit_openlineage_spool_overflow_is_counted(
     assert f"{summary.counts.overflowed} events not spooled" in full[0].getMessage()
     assert summary.spool_pending == summary.counts.spooled
     assert sum(p.stat().st_size for p in (tmp_path / "spool").glob("*.jsonl")) <= 6000
+
+
+def _recorded_writers(monkeypatch: pytest.MonkeyPatch) -> list[SpoolWriter]:
+    """Every spool writer opened in this process (the driver); a Python worker of an executor
+    is another process, where the patch does not apply."""
+    opened: list[SpoolWriter] = []
+    original = Spool.writer
+
+    def writer(self: Spool, writer_id: str) -> SpoolWriter:
+        opened.append(original(self, writer_id))
+        return opened[-1]
+
+    monkeypatch.setattr(Spool, "writer", writer)
+    return opened
+
+
+def test_emit_partition_hands_undelivered_events_back_instead_of_spooling(
+    spark: SparkSession, sink: SinkSettings, collector: Collector, tmp_path: Path
+) -> None:
+    """What one executor task does with the collector down: nothing on its own disk; the
+    prepared events, in order, in its results."""
+    settings = _settings(sink, collector.url, tmp_path / "spool")
+    rows = emission_rows(LineageTables(spark, sink), settings.openlineage).collect()
+    collector.stop()
+
+    records = list(_emit_partition(settings.openlineage, SECRETS, False)(3, iter(rows)))
+
+    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").iterdir())
+    events = [json.loads(r[2]) for r in records if r[0] == "event"]
+    assert {r[1] for r in records} == {3}
+    assert len(events) == EXPECTED_EVENTS
+    _assert_run_order(events)
+    (done,) = [r for r in records if r[0] == "done"]
+    counts = EmitCounts.from_tuple(done[2])
+    assert (counts.rows, counts.emitted, counts.spooled, counts.failed) == (4, 0, 0, 0)
+
+
+def test_emit_openlineage_collector_down_spools_on_the_driver(
+    spark: SparkSession,
+    sink: SinkSettings,
+    collector: Collector,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened = _recorded_writers(monkeypatch)
+    settings = _settings(sink, collector.url, tmp_path / "spool")
+    collector.stop()
+
+    down = emit_openlineage(spark, settings, SECRETS)
+
+    assert down.counts.spooled == EXPECTED_EVENTS == down.spool_pending
+    assert sum(w.written for w in opened) == EXPECTED_EVENTS  # every one from the driver
+    spooled = [
+        json.loads(line)
+        for segment in Spool(tmp_path / "spool", 10_000_000).segments()
+        for line in segment.read_text("utf-8").splitlines()
+    ]
+    assert len(spooled) == EXPECTED_EVENTS
+    _assert_run_order(spooled)
+
+
+@pytest.mark.parametrize("transport", ["file", "composite"])
+def test_emit_openlineage_file_transport_writes_from_the_driver(
+    spark: SparkSession,
+    sink: SinkSettings,
+    collector: Collector,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    transport: str,
+) -> None:
+    written: list[Any] = []
+    original = FileTransport.emit
+
+    def emit(self: FileTransport, event: Any) -> None:
+        written.append(event)
+        original(self, event)
+
+    monkeypatch.setattr(FileTransport, "emit", emit)  # in this process (the driver) only
+    events_file = tmp_path / "events.jsonl"
+    as_file = {"type": "file", "log_file_path": str(events_file), "append": True}
+    http = {"type": "http", "url": collector.url, "retries": 0, "timeout": 2}
+    settings = JobSettings.model_validate(
+        {
+            "sink": sink.model_dump(),
+            "openlineage": {
+                "enabled": True,
+                "scope": "all",
+                "job_namespace": "lw-test",
+                "transport": as_file
+                if transport == "file"
+                else {"type": "composite", "transports": [http, as_file]},
+                "spool": {"path": str(tmp_path / "spool")},
+            },
+        }
+    )
+
+    summary = emit_openlineage(spark, settings)
+
+    assert summary.counts.emitted == EXPECTED_EVENTS == len(written)
+    events = [json.loads(line) for line in events_file.read_text("utf-8").splitlines()]
+    assert len(events) == EXPECTED_EVENTS
+    _assert_run_order(events)
+    if transport == "composite":
+        assert sorted(map(_canonical, collector.events)) == sorted(map(_canonical, events))
+
+
+def _canonical(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True)
