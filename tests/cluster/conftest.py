@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from .sample import EVENTS, SampleRun, driver_only, event_log, run_sample
 from .standalone import StandaloneCluster
 
 HERE = Path(__file__).resolve().parent
@@ -42,3 +43,23 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
         yield started
     finally:
         started.stop()
+
+
+@pytest.fixture(scope="session")
+def sample_runs(
+    cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, SampleRun]:
+    """The sample's extract (graph stage and emission included) on ``local[2]``, then on the
+    cluster, with Spark's event log on and the OpenLineage folder (events file and spool) the
+    driver's only (one after the other: the machine has two cores)."""
+    root = tmp_path_factory.mktemp("sample-runs")
+    on_cluster = root / "cluster"
+    on_cluster.mkdir()
+    confs = {**event_log(on_cluster), **driver_only(on_cluster, on_cluster / EVENTS.parent)}
+    runs = {
+        "local": run_sample("local[2]", root / "local"),
+        "cluster": run_sample(cluster.master_url, on_cluster, confs=confs),
+    }
+    # the session's own line: conf/local.yaml's local[*] gave way to --master
+    assert f"master {cluster.master_url})" in runs["cluster"].submitted.output
+    return runs

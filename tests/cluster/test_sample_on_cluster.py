@@ -2,12 +2,9 @@
 ``local[2]`` run; the parser runs in the workers' executors.
 
 The job is submitted as a user submits it (``spark-submit jobs/extract.py`` with
-``conf/local.yaml``), once with ``--master local[2]`` and once to the cluster, each from its own
-working directory. The overlay only names the sample logs by absolute path (both runs read the
-same files, so the quarantine's source file and ids agree); the sink, the OpenLineage file and
-the spool keep conf/local.yaml's relative paths, which the driver resolves against its working
-directory, as after ``make run``. (Absolute paths would hide where a path is resolved: on this
-one machine an executor could write the driver's absolute path, on a real cluster it cannot.)
+``conf/local.yaml``, :mod:`sample`), once with ``--master local[2]`` and once to the cluster,
+each from its own working directory (the ``sample_runs`` fixture). On the cluster the executors
+may not write the OpenLineage folder (the events file and the spool): it is the driver's.
 """
 
 from __future__ import annotations
@@ -15,13 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pytest
-import yaml
 from deltalake import DeltaTable, QueryBuilder
 
 from lineage_udfs.core.options import ParserOptions
@@ -30,15 +24,12 @@ from lineage_udfs.spark.parse.udf_worker import redact_names
 from lineage_udfs.spark.storage.schemas import TABLES
 
 from .parse_probe import statements_of
-from .spark_submit import ROOT, Submitted, submit
+from .sample import SampleRun
+from .spark_submit import ROOT, submit
 from .standalone import StandaloneCluster
 
-EXTRACT = ROOT / "jobs" / "extract.py"
 PROBE = Path(__file__).resolve().parent / "parse_probe.py"
 SPARK_LOG = ROOT / "data" / "sample" / "spark_query_log.jsonl"
-LINEAGE = Path("warehouse") / "lineage"
-"""conf/local.yaml's sink and OpenLineage file, relative to the driver's working directory."""
-EVENTS = Path("warehouse") / "openlineage" / "events.jsonl"
 
 VOLATILE: dict[str, frozenset[str]] = {
     "parsed_statements": frozenset({"parse_ms"}),
@@ -49,70 +40,6 @@ VOLATILE: dict[str, frozenset[str]] = {
     "catalog_columns": frozenset({"imported_at"}),
 }
 """Columns that differ between two runs of the same input: ids and times of the run itself."""
-
-
-@dataclass(frozen=True)
-class SampleRun:
-    """One ``spark-submit jobs/extract.py`` of the sample, from ``cwd``."""
-
-    cwd: Path
-    submitted: Submitted
-
-    @property
-    def lineage(self) -> Path:
-        return self.cwd / LINEAGE
-
-    def events(self) -> list[dict[str, Any]]:
-        """The events in the OpenLineage file, where the driver reads it."""
-        path = self.cwd / EVENTS
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
-
-
-def _overlay(cwd: Path) -> Path:
-    local = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text("utf-8"))
-    sources = [{**s, "path": str(ROOT / s["path"])} for s in local["sources"]]
-    overlay = cwd / "overlay.yaml"
-    overlay.write_text(yaml.safe_dump({"sources": sources}), encoding="utf-8")
-    return overlay
-
-
-def _run_sample(master: str, cwd: Path, *, event_log: bool = False) -> SampleRun:
-    cwd.mkdir(parents=True)
-    arguments = ["--config", str(ROOT / "conf" / "local.yaml"), "--config", str(_overlay(cwd))]
-    confs = _event_log(cwd) if event_log else None
-    return SampleRun(cwd, submit(master, EXTRACT, arguments, cwd=cwd, confs=confs).check())
-
-
-def _event_log(cwd: Path) -> dict[str, str]:
-    """Spark's event log of the run into ``cwd/spark-events``: what the executors reported of
-    every task (executor id, SQL metrics), read after the run."""
-    events = cwd / "spark-events"
-    events.mkdir()
-    return {
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": events.as_uri(),
-        # one plain JSON-lines file (Spark 4 otherwise may roll it into a folder of parts)
-        "spark.eventLog.rolling.enabled": "false",
-        "spark.eventLog.compress": "false",
-    }
-
-
-@pytest.fixture(scope="module")
-def sample_runs(
-    cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, SampleRun]:
-    """The sample's extract (graph stage and emission included) on ``local[2]``, then on the
-    cluster, with Spark's event log on (one after the other: the machine has two cores)."""
-    root = tmp_path_factory.mktemp("sample-runs")
-    runs = {
-        "local": _run_sample("local[2]", root / "local"),
-        "cluster": _run_sample(cluster.master_url, root / "cluster", event_log=True),
-    }
-    # the session's own line: conf/local.yaml's local[*] gave way to --master
-    assert f"master {cluster.master_url})" in runs["cluster"].submitted.output
-    return runs
 
 
 def _rows(run: SampleRun, table: str) -> list[str]:
@@ -153,6 +80,8 @@ def test_sample_on_cluster_emits_the_events_of_a_local_run(
     got = sorted(json.dumps(e, sort_keys=True) for e in on_cluster.events())
     assert len(got) == len(expected)
     assert got == expected
+    # written by the driver: the executors could not write the OpenLineage folder, and none tried
+    assert on_cluster.executor_writes() == []
 
 
 def test_sample_on_cluster_parses_and_emits_in_the_workers_executors(
