@@ -1,7 +1,7 @@
 """Where a configured path points: one rule for every place that reads a path from the settings.
 
 A relative path in the settings (``sink.base_path``, ``sink.tables.<t>.path``, a source's
-``path`` and ``extra_paths``, a catalog source's ``path``, ``graph.checkpoint_dir``, the
+``path`` and ``extra_paths``, a catalog source's ``path``, ``execution.checkpoint_dir``, the
 OpenLineage ``file`` transport's ``log_file_path`` and ``spool.path``) is relative to the
 working directory of the process that loads the settings: the driver. :func:`resolve_path`
 turns it into an absolute path when the settings are validated, so what the settings hold,

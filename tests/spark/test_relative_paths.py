@@ -18,6 +18,7 @@ from lineage_udfs.emit.client import make_client
 from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import load_settings
 from lineage_udfs.spark.openlineage.emission import _spool
+from lineage_udfs.spark.runtime.checkpoints import run_checkpoints
 from lineage_udfs.spark.runtime.preflight import fs_and_path
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -29,7 +30,7 @@ sources:
 sink:
   base_path: wh/lineage
   tables: {queries: {path: wh/queries}}
-graph: {checkpoint_dir: wh/checkpoints}
+execution: {checkpoint_dir: wh/checkpoints}
 openlineage:
   enabled: true
   transport: {type: file, log_file_path: ol/events.jsonl}
@@ -62,10 +63,11 @@ def test_relative_paths_point_at_one_location_in_every_place(
     assert table_locations(settings.sink)["lineage_runs"] == str(base / "lineage_runs")
     assert _qualified(spark, settings.sink.base_path) == str(base)
     assert _qualified(spark, settings.sources[0].path) == str(driver / "logs" / "*.jsonl")
-    spark.sparkContext.setCheckpointDir(str(settings.graph.checkpoint_dir))  # as the graph stage
-    checkpoints = spark.sparkContext.getCheckpointDir()
-    assert checkpoints is not None
-    assert checkpoints.startswith(f"file:{driver / 'wh' / 'checkpoints'}/")
+    with run_checkpoints(spark, settings.execution.checkpoint_dir, "run1") as folder:
+        assert folder == str(driver / "wh" / "checkpoints" / "run1")
+        checkpoints = spark.sparkContext.getCheckpointDir()  # Spark's, qualified by Hadoop
+        assert checkpoints is not None
+        assert checkpoints.startswith(f"file:{driver / 'wh' / 'checkpoints' / 'run1'}/")
 
     ol, sink_base = settings.openlineage, settings.sink.base_path
 

@@ -64,7 +64,7 @@ class IncrementalRead:
         run_id: the run, recorded with each committed row.
         pending: per source, the (state_key, state_value) rows to commit.
         key_sets: the sources whose committed keys are replaced by their pending ones.
-        counts: per source, the rows newer than its watermark.
+        counts: per source, the rows read (above its watermark minus its lookback).
     """
 
     tables: LineageTables
