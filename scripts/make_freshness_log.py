@@ -4,9 +4,9 @@ every run).
 Five weeks of a warehouse's query history (JSON Lines, one row per statement, with query ids,
 users, start and end times and statuses) for this graph:
 
-    raw.stripe_payments  -> staging.stg_payments -> marts.fct_payments -> reports.rpt_monthly_revenue
-    raw.salesforce_deals -> staging.stg_deals    -> marts.fct_deals    -> reports.rpt_monthly_revenue
-    raw.exchange_rates   -> staging.stg_exchange_rates -> marts.fct_payments (amount_usd only)
+  raw.stripe_payments  -> staging.stg_payments -> marts.fct_payments -> reports.rpt_monthly_revenue
+  raw.salesforce_deals -> staging.stg_deals    -> marts.fct_deals    -> reports.rpt_monthly_revenue
+  raw.exchange_rates   -> staging.stg_exchange_rates -> marts.fct_payments (amount_usd only)
 
 Loaders write the raw tables (Stripe hourly, Salesforce every six hours, exchange rates daily),
 dbt builds the rest every night, analysts and a BI tool read the marts and the report. The

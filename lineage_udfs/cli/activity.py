@@ -156,9 +156,7 @@ def freshness(store: LineageStore, table: str) -> Answer:
                 "role": f"late upstream ({row['distance']} hops)",
                 "status": row["upstream_status"],
                 "last_write_at": _iso(row["upstream_last_write_at"]),
-                "last_write_user": (_activity(store, row["upstream"]) or {}).get(
-                    "last_write_user"
-                ),
+                "last_write_user": (_activity(store, row["upstream"]) or {}).get("last_write_user"),
                 "last_failed_write_at": _iso(
                     (_activity(store, row["upstream"]) or {}).get("last_failed_write_at")
                 ),
@@ -267,8 +265,6 @@ def alerts(store: LineageStore) -> Answer:
     """Every late or stopped dataset with its downstream blast radius. ``found`` is False
     when there is one, so the command exits 1 (for cron and CI)."""
     rows = late_datasets(store)
-    message = (
-        f"{len(rows)} late or stopped dataset(s)" if rows else "no late or stopped dataset"
-    )
+    message = f"{len(rows)} late or stopped dataset(s)" if rows else "no late or stopped dataset"
     columns = ["dataset", "status", "last_write_at", "owner", "contact", "downstream"]
     return Answer("alerts", columns, rows, message=message, found=not rows)

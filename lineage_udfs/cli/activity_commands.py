@@ -9,12 +9,13 @@ name options defined inside :func:`register`.
     lineage alerts            # exit code 1 when a dataset is late or stopped
 """
 
-
 from typing import Annotated
 
 import typer
 
 from lineage_udfs.cli import activity
+
+TableArg = Annotated[str, typer.Argument(help="TABLE")]
 
 
 def register(app: typer.Typer) -> None:
@@ -28,11 +29,10 @@ def register(app: typer.Typer) -> None:
         _answer,
     )
 
-    Table = Annotated[str, typer.Argument(help="TABLE")]
 
     @app.command()
     def freshness(
-        name: Table,
+        name: TableArg,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def owner(
-        name: Table,
+        name: TableArg,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def usage(
-        name: Table,
+        name: TableArg,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,

@@ -106,7 +106,7 @@ const list = document.getElementById('labels');
 cy.nodes().sort((a, b) => a.position('x') - b.position('x') || a.position('y') - b.position('y'))
   .forEach(n => { const li = document.createElement('li'); li.textContent = n.id();
     li.dataset.x = Math.round(n.position('x')); li.dataset.kind = n.data('kind');
-    if (n.hasClass('late') || n.hasClass('stopped')) li.dataset.status = n.hasClass('late') ? 'late' : 'stopped';
+    for (const s of ['late', 'stopped']) if (n.hasClass(s)) li.dataset.status = s;
     if (n.hasClass('focus')) li.dataset.focus = 'true'; list.appendChild(li); });
 document.body.dataset.rendered = String(cy.nodes().length);
 """
