@@ -29,7 +29,6 @@ def register(app: typer.Typer) -> None:
         _answer,
     )
 
-
     @app.command()
     def freshness(
         name: TableArg,
