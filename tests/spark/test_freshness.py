@@ -21,7 +21,7 @@ from lineage_udfs.cli import activity
 from lineage_udfs.cli.store import LineageStore, table_locations
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.activity.stage import load_owner_rules
+from lineage_udfs.spark.activity.stage import load_owner_rules, run_activity_stage
 from lineage_udfs.spark.pipeline import ExtractOutcome, run_extract
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -254,3 +254,20 @@ def test_a_broken_owners_file_is_one_clear_error(tmp_path: Path) -> None:
         load_owner_rules(str(bad))
     with pytest.raises(ConfigError, match=r"activity\.owners_file"):
         load_owner_rules(str(tmp_path / "missing.yaml"))
+
+
+def test_without_owners_file_or_catalog_every_owner_is_inferred(
+    spark: SparkSession, warehouse: Warehouse
+) -> None:
+    """Runs last: it rewrites the activity tables of the module's warehouse."""
+    settings = warehouse[0]
+    bare = settings.activity.model_copy(update={"owners_file": None, "catalog_owners": None})
+    summary = run_activity_stage(LineageTables(spark, settings.sink), bare)
+    assert (summary.datasets, summary.stopped) == (9, 1)
+    owners = {
+        r["dataset"]: (r["owner"], r["rule"])
+        for r in LineageTables(spark, settings.sink).read("dataset_owners").collect()
+    }
+    assert owners[FX] == ("airflow_fx", "inferred")
+    assert owners["raw.salesforce_deals"] == ("fivetran_salesforce", "inferred")
+    assert owners[REPORT] == ("dbt_prod", "inferred")

@@ -85,7 +85,7 @@ def dataset_owners(
     """``dataset_owners``: per dataset, the first rule that gives an owner: an explicit
     pattern, the catalog's owner, else the dominant writer over the window (inferred)."""
     name = F.col("dataset")
-    explicit: Column = F.lit(None)
+    explicit: Column = F.lit(None).cast("struct<owner:string,contact:string,evidence:string>")
     for index, rule in reversed(list(enumerate(rules, start=1))):
         explicit = F.when(
             name.rlike(glob_regex(rule.pattern)),
