@@ -21,7 +21,7 @@ LINEAGE_MAVEN_REPOSITORIES ?= $(if $(wildcard $(SHARED_MAVEN)/io),file://$(SHARE
 export LINEAGE_MAVEN_REPOSITORIES
 SUBMIT := $(VENV)/bin/spark-submit $(if $(LINEAGE_MAVEN_REPOSITORIES),--repositories $(LINEAGE_MAVEN_REPOSITORIES))
 
-.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse
+.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse sample-freshness
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -115,3 +115,6 @@ integration-deps:  ## the PostgreSQL server of the live JDBC test (Debian/Ubuntu
 
 test-integration: $(VENV)/.installed-kafka integration-deps  ## real Marquez + Kafka round trips, live PostgreSQL over JDBC (tests/integration)
 	$(PY) -m pytest -m integration -s tests/integration
+
+sample-freshness: venv  ## regenerate data/freshness/ (the revenue sample of docs/freshness.md; deterministic)
+	$(PY) scripts/make_freshness_log.py

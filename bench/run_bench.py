@@ -535,6 +535,7 @@ def run_job(
         ],
         "sink": {"base_path": str(work / "warehouse")},
         "parser": args.parser_settings,
+        "activity": json.loads(args.activity),
         "spark": {
             "master": args.master,
             "confs": {
@@ -730,6 +731,11 @@ def main(argv: list[str] | None = None) -> int:
         help="extra Spark conf for the job (repeatable)",
     )
     ap.add_argument("--parser", default="{}", help="JSON overrides of the parser settings")
+    ap.add_argument(
+        "--activity",
+        default="{}",
+        help="JSON overrides of the activity settings, e.g. '{\"keep_reads\": false}'",
+    )
     ap.add_argument(
         "--no-pathological",
         action="store_true",

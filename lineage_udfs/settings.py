@@ -302,6 +302,63 @@ class LimitsSettings(StrictModel):
     OpenLineage sql facet); cut with a marker. Fingerprints are computed on the whole text."""
 
 
+class ActivitySettings(StrictModel):
+    """Freshness, ownership, usage and expectations from the query history (docs/freshness.md):
+    the activity stage that runs after the graph stage."""
+
+    enabled: bool = True
+    """Write dataset_activity, dataset_owners, dataset_expectations and upstream_staleness after
+    the graph stage (needs ``graph.enabled``)."""
+    keep_reads: bool = True
+    """Keep plain SELECT / WITH queries as lineage-relevant rows: they are stored in
+    ``queries`` and parsed once per fingerprint like every other statement, and give the
+    table-level reads (last read, readers) of ``dataset_activity``; they add no edge. Off: they
+    are counted as not relevant, as before, and usage has no reads."""
+    window_days: int = Field(28, ge=1)
+    """Writers, readers and their counts, and the cadence, over this many days up to
+    ``as_of``."""
+    min_occurrences: int = Field(5, ge=2)
+    """N: successful writes in the window below which a dataset's cadence is not inferred
+    (status ``new``)."""
+    late_factor: float = Field(1.5, gt=0)
+    """Late: no successful write for longer than late_factor x the p90 interval."""
+    stopped_factor: float = Field(3.0, gt=0)
+    """k: stopped when no successful write for longer than k x the p90 interval."""
+    irregular_ratio: float = Field(4.0, gt=1)
+    """Irregular: the p90 interval is more than this many times the median."""
+    as_of: str = "now"
+    """The instant statuses are computed at: ``now``, ``log_end`` (the latest logged start time
+    in ``queries``: for replayed or sample logs) or an ISO-8601 UTC timestamp."""
+    owners_file: str | None = None
+    """YAML file of explicit owners: ``owners: [{pattern, team, contact}]`` (shell-style
+    globs on canonical table names; the first match wins)."""
+    catalog_owners: str | None = None
+    """CSV export of the catalog's tables with their owner (Snowflake
+    ``information_schema.tables``: TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, TABLE_OWNER; the
+    first two may be missing)."""
+    max_upstream_per_dataset: int = Field(1000, ge=1)
+    """Late or stopped upstream datasets listed per dataset at most (nearest first)."""
+
+    @field_validator("owners_file", "catalog_owners")
+    @classmethod
+    def _resolve(cls, value: str | None) -> str | None:
+        return resolve_path(value) if value else value
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of(cls, value: str) -> str:
+        if value not in ("now", "log_end"):
+            from datetime import datetime
+
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(
+                    f"as_of must be now, log_end or an ISO-8601 timestamp, not {value!r}"
+                ) from None
+        return value
+
+
 class JobSettings(StrictModel):
     """Everything the extraction job needs."""
 
@@ -316,6 +373,7 @@ class JobSettings(StrictModel):
     lineage: LineageSettings = LineageSettings()
     limits: LimitsSettings = LimitsSettings()
     catalog: CatalogSettings = CatalogSettings()
+    activity: ActivitySettings = ActivitySettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

@@ -111,6 +111,19 @@ else:
 
 # COMMAND ----------
 
+# MAGIC %md ## Freshness: last write, owner, late or stopped datasets upstream (docs/freshness.md)
+
+# COMMAND ----------
+
+if store.exists("dataset_expectations"):
+    from lineage_udfs.cli import activity
+
+    show(activity.freshness(store, TABLE))
+    show(activity.owner(store, TABLE))
+    show(activity.alerts(store))
+
+# COMMAND ----------
+
 # MAGIC %md ## Statements the job could not parse, and quarantined rows
 
 # COMMAND ----------

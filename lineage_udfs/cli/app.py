@@ -7,6 +7,7 @@
     lineage statement 744846f0
     lineage runs
     lineage quarantine --stage parse
+    lineage freshness reports.daily_revenue   (and owner, usage, alerts: cli.activity_commands)
 
 Tables are read in-process with delta-rs from where the job wrote them: ``conf/base.yaml`` and
 the overlays (``--config``, default ``conf/local.yaml``) of the working directory, or
@@ -263,6 +264,15 @@ def quarantine(
         lambda s: queries.quarantine(s, stage, limit),
         config=config, warehouse=warehouse, as_json=as_json,
     )  # fmt: skip
+
+
+def _register_commands() -> None:
+    from lineage_udfs.cli.activity_commands import register
+
+    register(app)
+
+
+_register_commands()
 
 
 def main() -> None:

@@ -30,6 +30,8 @@ class GraphNode:
     kind: str = "table"
     columns: list[str] = field(default_factory=list)
     distance: int | None = None
+    status: str | None = None
+    """Freshness status (late, stopped, ...) where the answer marks it."""
 
     def add_column(self, column: str | None) -> None:
         if column and column not in self.columns:
@@ -120,6 +122,7 @@ class Graph:
                     "kind": n.kind,
                     "columns": n.columns,
                     "distance": n.distance,
+                    "status": n.status,
                     "layer": layers.get(n.name, 0),
                 }
                 for n in sorted(self.nodes.values(), key=lambda n: (layers.get(n.name, 0), n.name))

@@ -57,6 +57,10 @@ const cy = cytoscape({
       'text-justification': 'left'}},
     {selector: 'node.view', style: {'background-color': '#eef7ee'}},
     {selector: 'node.external', style: {'background-color': '#fbf5e9', 'border-style': 'dashed'}},
+    {selector: 'node.late', style: {'background-color': '#fff4d6', 'border-color': '#d9480f',
+      'border-width': 3, 'border-style': 'dashed'}},
+    {selector: 'node.stopped', style: {'background-color': '#ffe3e3', 'border-color': '#c92a2a',
+      'border-width': 3, 'border-style': 'dashed'}},
     {selector: 'node.focus', style: {'border-width': 4, 'border-color': '#e8590c',
       'background-color': '#fff1e6'}},
     {selector: 'node:selected', style: {'border-color': '#1c7ed6', 'border-width': 4}},
@@ -76,7 +80,8 @@ function showNode(n) {
   const ins = data.edges.filter(e => e.target === node.id).map(e => e.source);
   const outs = data.edges.filter(e => e.source === node.id).map(e => e.target);
   panel.innerHTML = '<h2>' + esc(node.id) + '</h2><p>' + esc(node.kind) +
-    (node.distance != null ? ', distance ' + node.distance : '') + '</p>' +
+    (node.distance != null ? ', distance ' + node.distance : '') +
+    (node.status ? ', <b>' + esc(node.status) + '</b>' : '') + '</p>' +
     '<p><b>from</b> ' + (ins.map(esc).join(', ') || '-') + '<br><b>to</b> ' +
     (outs.map(esc).join(', ') || '-') + '</p><table><tr><th>columns (' +
     node.columns.length + ')</th></tr>' +
@@ -101,6 +106,7 @@ const list = document.getElementById('labels');
 cy.nodes().sort((a, b) => a.position('x') - b.position('x') || a.position('y') - b.position('y'))
   .forEach(n => { const li = document.createElement('li'); li.textContent = n.id();
     li.dataset.x = Math.round(n.position('x')); li.dataset.kind = n.data('kind');
+    for (const s of ['late', 'stopped']) if (n.hasClass(s)) li.dataset.status = s;
     if (n.hasClass('focus')) li.dataset.focus = 'true'; list.appendChild(li); });
 document.body.dataset.rendered = String(cy.nodes().length);
 """
@@ -121,9 +127,8 @@ def graph_page_data(graph: Graph) -> dict[str, Any]:
         node["label"] = "\n".join(lines)
         node["width"] = max(len(line) for line in lines) * 7 + 24
         node["height"] = len(lines) * 14 + 16
-        node["classes"] = " ".join(
-            c for c in (node["kind"], "focus" if node["id"] == graph.focus else "") if c
-        )
+        focus = "focus" if node["id"] == graph.focus else ""
+        node["classes"] = " ".join(c for c in (node["kind"], node.get("status"), focus) if c)
     return data
 
 

@@ -26,6 +26,11 @@ TABLES: tuple[str, ...] = (
     "source_state",
     "catalog_columns",
     "lineage_reconciliation",
+    "dataset_activity",
+    "dataset_usage",
+    "dataset_owners",
+    "dataset_expectations",
+    "upstream_staleness",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""

@@ -233,7 +233,12 @@ ACCOUNT_STATEMENT_PATTERN = (
 whatever keywords they hold (``GRANT INSERT ON t``, ``CREATE USER … PASSWORD …``), so they are
 not stored at all (only counted as not relevant)."""
 
+READ_PATTERN = r"(?i)^[( ]*(?:SELECT|WITH)(?![A-Za-z0-9_$])"
+"""A plain query (SELECT or WITH … SELECT): not lineage, but it reads tables. With
+``activity.keep_reads`` such statements are kept (and parsed) for their reads."""
+
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
+_READ_RE = re.compile(READ_PATTERN)
 _CREDENTIAL_CAPTURE_RE = re.compile(CREDENTIAL_CAPTURE_PATTERN)
 _CLASS_RES = {
     name: re.compile(pattern)
@@ -438,7 +443,9 @@ def fingerprint(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX_CHARS]
 
 
-def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) -> bool:
+def is_lineage_relevant(
+    normalized_masked: str, object_kind: str | None = None, *, keep_reads: bool = False
+) -> bool:
     """Cheap prefilter on the normalized masked text; conservative (when unsure, True).
 
     View and procedure definitions are always relevant; statements that manage users, roles,
@@ -458,12 +465,20 @@ def is_lineage_relevant(normalized_masked: str, object_kind: str | None = None) 
         True
         >>> is_lineage_relevant("CREATE USER u PASSWORD = ?")
         False
+        >>> is_lineage_relevant("SELECT a FROM t WHERE x = ?", keep_reads=True)
+        True
+        >>> is_lineage_relevant("SHOW TABLES", keep_reads=True)
+        False
+
+    With ``keep_reads`` a plain query (:data:`READ_PATTERN`) is kept too: its reads are usage.
     """
     if (object_kind or "").lower() in DEFINITION_KINDS:
         return True
     if _ACCOUNT_STATEMENT_RE.search(normalized_masked) is not None:
         return False
     if _NOT_RELEVANT_RE.search(normalized_masked) is None:
+        return True
+    if keep_reads and _READ_RE.search(normalized_masked) is not None:
         return True
     return _LINEAGE_KEYWORD_RE.search(normalized_masked) is not None
 

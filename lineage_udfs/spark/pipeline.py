@@ -32,6 +32,7 @@ from lineage_udfs.emit.config import openlineage_secrets
 from lineage_udfs.emit.spool import ReplaySummary
 from lineage_udfs.logging_setup import configure_logging, log_failure
 from lineage_udfs.settings import JobSettings, load_settings
+from lineage_udfs.spark.activity.stage import ActivitySummary, run_activity_stage
 from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.frames import reach_paths
@@ -166,12 +167,15 @@ class ExtractOutcome:
     run: RunSummary
     graph: GraphSummary | None = None
     emit: EmitSummary | None = None
+    activity: ActivitySummary | None = None
 
     def line(self) -> str:
         """One line for the whole job."""
         parts = [self.run.line()]
         if self.graph is not None:
             parts.append(graph_line(self.graph))
+        if self.activity is not None:
+            parts.append(self.activity.line())
         if self.emit is not None:
             parts.append(emit_line(self.emit))
         return "; ".join(parts)
@@ -197,10 +201,20 @@ def run_extract(
         run_checkpoints(spark, settings.execution.checkpoint_dir, run.run_id),
         in_background(emit) as emitting,
     ):
-        graph = None
+        graph = activity = None
         if settings.graph.enabled:
             graph = run_graph(spark, settings, full_refresh=settings.graph.full_refresh)
-    return ExtractOutcome(run, graph, emitting.result())
+        if settings.activity.enabled:
+            activity = run_activity(spark, settings)
+    return ExtractOutcome(run, graph, emitting.result(), activity)
+
+
+def run_activity(spark: SparkSession, settings: JobSettings) -> ActivitySummary:
+    """Recompute freshness, ownership, usage and expectations (``spark.activity.stage``) from
+    the tables the extraction and the graph stage committed."""
+    return run_activity_stage(
+        LineageTables(spark, settings.sink), settings.activity, max_depth=settings.graph.max_depth
+    )
 
 
 def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool) -> GraphSummary:

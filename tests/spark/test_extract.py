@@ -76,7 +76,9 @@ def test_summary_counts_every_row(outcome: Outcome) -> None:
     assert s.status == "succeeded"
     assert s.rows_read == len(_sample_records())
     assert s.load_quarantined == 5
-    assert s.rows_not_relevant > 100  # the plain SELECT / SHOW / SET noise is counted, not lost
+    # SHOW / SET / USE / DESCRIBE noise is counted, not lost; plain SELECTs are kept for their
+    # reads (activity.keep_reads)
+    assert s.rows_not_relevant > 40
     assert s.rows_read == s.load_quarantined + s.rows_not_relevant + s.rows_relevant
     assert s.distinct_statements < s.rows_relevant  # daily statements collapse to one parse
     assert s.parsed_statements == s.distinct_statements

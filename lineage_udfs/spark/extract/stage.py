@@ -213,7 +213,11 @@ def _read(ctx: RunContext, inputs: Inputs) -> DataFrame:
         incremental=inputs.incremental,
     )
     log = with_default_dialect(logs, settings.parser.options.default_dialect)
-    rows = ctx.persist(prepare_rows(log, settings.limits.max_masked_sql_chars))
+    rows = ctx.persist(
+        prepare_rows(
+            log, settings.limits.max_masked_sql_chars, keep_reads=settings.activity.keep_reads
+        )
+    )
     stats = rows.agg(
         F.count(F.lit(1)).alias("rows"),
         F.count(F.when(F.col(LOAD_ERROR).isNotNull(), 1)).alias("bad"),

@@ -123,12 +123,14 @@ def fingerprint_col(
     return F.substring(F.sha2(payload, 256), 1, fp.FINGERPRINT_HEX_CHARS)
 
 
-def is_relevant_col(normalized: Column, object_kind: Column) -> Column:
+def is_relevant_col(normalized: Column, object_kind: Column, *, keep_reads: bool = False) -> Column:
     """Spark twin of ``fingerprint.is_lineage_relevant``."""
     is_definition = F.coalesce(F.lower(object_kind).isin(*fp.DEFINITION_KINDS), F.lit(False))
     plainly_not = normalized.rlike(fp.NOT_RELEVANT_PATTERN) & ~normalized.rlike(
         fp.LINEAGE_KEYWORD_PATTERN
     )
+    if keep_reads:
+        plainly_not = plainly_not & ~normalized.rlike(fp.READ_PATTERN)
     account = normalized.rlike(fp.ACCOUNT_STATEMENT_PATTERN)
     return is_definition | ~(plainly_not | account)
 
@@ -138,8 +140,9 @@ def with_default_dialect(log: DataFrame, default_dialect: str) -> DataFrame:
     return log.withColumn("dialect", F.coalesce(F.col("dialect"), F.lit(default_dialect.lower())))
 
 
-def prepare_statements(log: DataFrame) -> DataFrame:
-    """Add ``parse_text``, ``masked_sql``, ``fingerprint`` and ``is_relevant`` to loadable rows.
+def prepare_statements(log: DataFrame, *, keep_reads: bool = False) -> DataFrame:
+    """Add ``parse_text``, ``masked_sql``, ``fingerprint`` and ``is_relevant`` to loadable rows
+    (``keep_reads``: plain queries are relevant too, ``fingerprint.is_lineage_relevant``).
 
     Input rows must have a non-empty ``query_text``; ``query_text`` is dropped from the output
     (only the cleaned text for the parser and the masked text travel on).
@@ -157,7 +160,10 @@ def prepare_statements(log: DataFrame) -> DataFrame:
             F.col("default_schema"),
             F.col("object_kind"),
         ),
-    ).withColumn(IS_RELEVANT, is_relevant_col(F.col(MASKED_SQL), F.col("object_kind")))
+    ).withColumn(
+        IS_RELEVANT,
+        is_relevant_col(F.col(MASKED_SQL), F.col("object_kind"), keep_reads=keep_reads),
+    )
 
 
 def _masked_record_col() -> Column:
@@ -182,7 +188,9 @@ def _masked_record_col() -> Column:
     return normalize_masked_col(shaped)
 
 
-def prepare_rows(log: DataFrame, max_masked_sql_chars: int | None = None) -> DataFrame:
+def prepare_rows(
+    log: DataFrame, max_masked_sql_chars: int | None = None, *, keep_reads: bool = False
+) -> DataFrame:
     """Every log row, prepared once, keeping its text only where a later step reads it.
 
     Loadable rows get ``fingerprint`` and ``is_relevant``; relevant rows also keep ``parse_text``
@@ -196,7 +204,7 @@ def prepare_rows(log: DataFrame, max_masked_sql_chars: int | None = None) -> Dat
         is_relevant, parse_text, masked_sql, masked_record and query_bytes.
     """
     loadable = F.col(LOAD_ERROR).isNull()
-    prepared = prepare_statements(log)
+    prepared = prepare_statements(log, keep_reads=keep_reads)
     relevant = loadable & F.coalesce(F.col(IS_RELEVANT), F.lit(False))
     kept = [c for c in log.columns if c not in ("query_text", RAW_RECORD)]
     return prepared.select(

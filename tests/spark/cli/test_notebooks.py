@@ -46,6 +46,8 @@ def test_explore_lineage_notebook_runs(
     assert "upstream of reports.daily_revenue" in out
     assert "upstream of reports.daily_revenue.revenue" in out
     assert "marts.fct_sales" in out and "raw.orders" in out
+    assert "freshness of reports.daily_revenue: reports.daily_revenue:" in out
+    assert "owner of reports.daily_revenue" in out and "\nalerts: " in out
     failed = (
         spark.read.format("delta")
         .load(str(sample_warehouse.base_path / "parsed_statements"))

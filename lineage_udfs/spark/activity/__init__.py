@@ -1,0 +1,1 @@
+"""Freshness, ownership, usage and expectations from the query history (the activity stage)."""
