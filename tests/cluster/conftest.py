@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.selection import select_only_by_marker
 
 from .sample import EVENTS, SampleRun, driver_only, event_log, run_sample
 from .standalone import StandaloneCluster
@@ -21,17 +22,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    chosen = "cluster" in (config.getoption("markexpr") or "")
-    kept, dropped = [], []
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.cluster)
-            (kept if chosen else dropped).append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    select_only_by_marker(config, items, HERE, "cluster")
 
 
 @pytest.fixture(scope="session")
