@@ -17,7 +17,8 @@ def select_only_by_marker(
     """Mark every item under ``folder`` with ``marker``; unless the run's ``-m`` expression
     names the marker, deselect them (reported as deselected, not skipped)."""
     chosen = marker in (config.getoption("markexpr") or "")
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         if folder in item.path.parents:
             item.add_marker(getattr(pytest.mark, marker))
