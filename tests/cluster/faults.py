@@ -15,7 +15,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ class EventLogTail:
     """The complete lines written so far to the one event log file under ``folder``."""
 
     folder: Path
-    events: list[Event] = field(default_factory=list)
+    app_id: str = ""
     _offset: int = 0
     _path: Path | None = None
 
@@ -53,51 +53,54 @@ class EventLogTail:
         complete = data[: data.rfind(b"\n") + 1]
         self._offset += len(complete)
         new = [json.loads(line) for line in complete.splitlines() if line.strip()]
-        self.events.extend(new)
+        for event in new:
+            if event["Event"] == "SparkListenerApplicationStart":
+                self.app_id = str(event["App ID"])
         return new
 
-    @property
-    def app_id(self) -> str:
-        starts = [e for e in self.events if e["Event"] == "SparkListenerApplicationStart"]
-        return str(starts[0]["App ID"]) if starts else ""
 
+def parse_job() -> Callable[[Event], bool]:
+    """Accepts a job of the SQL execution whose plan holds the parse UDF (``parse_sql(``).
+    Fed every event in order (it remembers the executions it has seen start)."""
+    executions: set[str] = set()
 
-def parse_job(events: list[Event]) -> Callable[[Event], bool]:
-    """A job of the SQL execution whose plan holds the parse UDF (``parse_sql(``)."""
-
-    def started(event: Event) -> bool:
+    def accepts(event: Event) -> bool:
+        if _is_parse_execution(event):
+            executions.add(str(event["executionId"]))
         return event["Event"] == "SparkListenerJobStart" and (
-            event.get("Properties", {}).get("spark.sql.execution.id") in _parse_executions(events)
+            event.get("Properties", {}).get("spark.sql.execution.id") in executions
         )
 
-    return started
+    return accepts
+
+
+def _is_parse_execution(event: Event) -> bool:
+    return event["Event"].endswith("SparkListenerSQLExecutionStart") and "parse_sql(" in (
+        json.dumps(event["sparkPlanInfo"])
+    )
 
 
 def _parse_executions(events: list[Event]) -> set[str]:
-    return {
-        str(e["executionId"])
-        for e in events
-        if e["Event"].endswith("SparkListenerSQLExecutionStart")
-        and "parse_sql(" in json.dumps(e["sparkPlanInfo"])
-    }
+    return {str(e["executionId"]) for e in events if _is_parse_execution(e)}
 
 
 GRAPH_CODE = "/lineage_udfs/spark/graph/"
 GRAPHFRAMES_CODE = ("GraphFrame.scala", "Pregel.scala", "ConnectedComponents.scala")
 
 
-def graphframes_job(events: list[Event]) -> Callable[[Event], bool]:
-    """A job of GraphFrames' algorithms (connected components: Pregel rounds) once the graph
-    stage has started (a job called from ``lineage_udfs/spark/graph/``)."""
+def graphframes_job() -> Callable[[Event], bool]:
+    """Accepts a job of GraphFrames' algorithms (connected components: Pregel rounds) once the
+    graph stage has started (a job called from ``lineage_udfs/spark/graph/``). Fed every
+    event in order."""
+    in_graph = False
 
-    def started(event: Event) -> bool:
-        if event["Event"] != "SparkListenerJobStart":
-            return False
+    def accepts(event: Event) -> bool:
+        nonlocal in_graph
         names = _stage_names(event)
-        in_graph = any(GRAPH_CODE in n for e in events for n in _stage_names(e))
+        in_graph = in_graph or any(GRAPH_CODE in n for n in names)
         return in_graph and any(code in n for code in GRAPHFRAMES_CODE for n in names)
 
-    return started
+    return accepts
 
 
 def _stage_names(event: Event) -> list[str]:
@@ -144,19 +147,19 @@ def kill_executor_when(
     running: Running,
     cluster: StandaloneCluster,
     events_folder: Path,
-    trigger: Callable[[list[Event]], Callable[[Event], bool]],
+    trigger: Callable[[], Callable[[Event], bool]],
     *,
     worker: int = 0,
     timeout: float = WATCH_TIMEOUT,
 ) -> Kill:
-    """Watch the running application's event log; at the first event ``trigger`` accepts,
+    """Watch the running application's event log; at the first event ``trigger()`` accepts,
     SIGKILL worker ``worker``'s executor JVM of this application. Fails (the application
     killed) if the application ends or ``timeout`` passes first."""
     tail = EventLogTail(events_folder)
+    accepts = trigger()
     deadline = time.monotonic() + timeout
     while True:
-        accepts = trigger(tail.events)
-        if any(accepts(e) for e in tail.poll()):
+        if any([accepts(e) for e in tail.poll()]):  # every event seen, in order
             break
         if running.process.poll() is not None or time.monotonic() > deadline:
             running.kill()

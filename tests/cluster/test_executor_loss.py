@@ -34,7 +34,7 @@ from .standalone import StandaloneCluster
 
 BOTH_EXECUTORS = {"spark.cores.max": "2", "spark.scheduler.minRegisteredResourcesRatio": "1.0"}
 """Scheduling starts once both workers' executors are registered: one of them is killed."""
-TRIGGERS: dict[str, Callable[[list[Event]], Callable[[Event], bool]]] = {
+TRIGGERS: dict[str, Callable[[], Callable[[Event], bool]]] = {
     "parse": parse_job,
     "graph": graphframes_job,
 }
