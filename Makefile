@@ -100,7 +100,7 @@ dist: venv  ## the wheel and the packed environment (venv-pack, no pyspark) into
 # Not part of `make test`.
 .PHONY: test-cluster
 test-cluster: venv  ## the job submitted to a real standalone cluster of two workers (tests/cluster)
-	$(PY) -m pytest -m cluster tests/cluster
+	$(PY) -m pytest -m cluster --durations=15 tests/cluster
 
 # Integration tests against a real Marquez (../shared/services/marquez, or MARQUEZ_URL) and a real
 # Kafka broker (scripts/kafka/kafka.sh); the fixtures start and stop them. Not part of `make test`.

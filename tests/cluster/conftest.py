@@ -13,25 +13,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.selection import select_only_by_marker
 
-from .sample import EVENTS, SampleRun, driver_only, event_log, run_sample
+from .sample import (
+    EVENTS,
+    SampleRun,
+    driver_only,
+    event_log,
+    generate_log,
+    log_overlay,
+    run_sample,
+)
 from .standalone import StandaloneCluster
 
 HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    chosen = "cluster" in (config.getoption("markexpr") or "")
-    kept, dropped = [], []
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.cluster)
-            (kept if chosen else dropped).append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    select_only_by_marker(config, items, HERE, "cluster")
 
 
 @pytest.fixture(scope="session")
@@ -46,20 +45,45 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 
 
 @pytest.fixture(scope="session")
+def sample_local(tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
+    """The reference: the sample's extract (graph stage and emission included) submitted with
+    ``--master local[2]``, as ``make run`` submits it. Every test that compares with a local run
+    of the sample compares with this one."""
+    return run_sample("local[2]", tmp_path_factory.mktemp("sample-local"))
+
+
+@pytest.fixture(scope="session")
 def sample_runs(
-    cluster: StandaloneCluster, tmp_path_factory: pytest.TempPathFactory
+    cluster: StandaloneCluster, sample_local: SampleRun, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, SampleRun]:
-    """The sample's extract (graph stage and emission included) on ``local[2]``, then on the
-    cluster, with Spark's event log on and the OpenLineage folder (events file and spool) the
-    driver's only (one after the other: the machine has two cores)."""
-    root = tmp_path_factory.mktemp("sample-runs")
-    on_cluster = root / "cluster"
-    on_cluster.mkdir()
+    """:func:`sample_local`, then the same extract on the cluster, with Spark's event log on and
+    the OpenLineage folder (events file and spool) the driver's only (one after the other: the
+    machine has two cores)."""
+    on_cluster = tmp_path_factory.mktemp("sample-cluster")
     confs = {**event_log(on_cluster), **driver_only(on_cluster, on_cluster / EVENTS.parent)}
     runs = {
-        "local": run_sample("local[2]", root / "local"),
+        "local": sample_local,
         "cluster": run_sample(cluster.master_url, on_cluster, confs=confs),
     }
     # the session's own line: conf/local.yaml's local[*] gave way to --master
     assert f"master {cluster.master_url})" in runs["cluster"].submitted.output
     return runs
+
+
+GENERATED_ROWS = 6000
+"""Rows of the generated log (about 1,000 distinct statements): the parse stage lasts seconds
+on the cluster, long enough to lose an executor inside it, and a run stays near 2.5 minutes."""
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bench/generate_log.py's log of :data:`GENERATED_ROWS` Spark SQL rows."""
+    return generate_log(tmp_path_factory.mktemp("generated") / "log.parquet", GENERATED_ROWS)
+
+
+@pytest.fixture(scope="session")
+def generated_clean(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleRun:
+    """The clean reference: the generated log's extract (graph stage and emission included) on
+    ``local[2]``, nothing killed."""
+    cwd = tmp_path_factory.mktemp("generated-clean")
+    return run_sample("local[2]", cwd, overlay=log_overlay(cwd, generated))

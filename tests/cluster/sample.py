@@ -16,11 +16,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
+from deltalake import DeltaTable, QueryBuilder
 
 from .spark_submit import ROOT, Submitted, submit
 
@@ -41,6 +46,7 @@ class SampleRun:
 
     @property
     def lineage(self) -> Path:
+        """The lineage tables (conf/local.yaml's sink, relative to ``cwd``)."""
         return self.cwd / LINEAGE
 
     def events(self) -> list[dict[str, Any]]:
@@ -65,6 +71,40 @@ def sample_overlay(cwd: Path, **sections: Any) -> Path:
     overlay = cwd / "overlay.yaml"
     overlay.write_text(yaml.safe_dump({"sources": sources, **sections}), encoding="utf-8")
     return overlay
+
+
+def log_overlay(cwd: Path, log: Path, name: str = "overlay.yaml", **sections: Any) -> Path:
+    """``cwd/name``: one Parquet source, ``bench``, reading ``log`` (a file of
+    bench/generate_log.py), checkpoints in ``cwd/checkpoints`` (durable: the disk the driver and
+    every executor share here, as docs/deploy.md asks on a cluster), plus ``sections``."""
+    source = {"name": "bench", "format": "parquet", "path": str(log)}
+    settings = {
+        "sources": [source],
+        "execution": {"checkpoint_dir": str(cwd / "checkpoints")},
+        **sections,
+    }
+    overlay = cwd / name
+    overlay.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return overlay
+
+
+def generate_log(out: Path, rows: int, *, start: int = 0, stop: int | None = None) -> Path:
+    """``out``: rows ``start`` to ``stop`` of ``bench/generate_log.py``'s log of ``rows`` Spark
+    SQL rows (seed 7: the same rows every time; written once beside ``out``)."""
+    full = out.with_name(f"full-{rows}-{out.name}")
+    if not full.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "generate_log.py"),
+                *("--rows", str(rows), "--repetition", "4", "--dialect-mix", "spark=1.0"),
+                *("--format", "parquet", "--out", str(full)),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    pq.write_table(pq.read_table(full).slice(start, (stop or rows) - start), out)
+    return out
 
 
 def driver_only(cwd: Path, *folders: Path) -> dict[str, str]:
@@ -107,3 +147,33 @@ def run_sample(
     overlay = overlay or sample_overlay(cwd)
     arguments = ["--config", str(base), "--config", str(overlay)]
     return SampleRun(cwd, submit(master, EXTRACT, arguments, cwd=cwd, confs=confs).check())
+
+
+VOLATILE: dict[str, frozenset[str]] = {
+    "parsed_statements": frozenset({"parse_ms"}),
+    "quarantine": frozenset({"run_id"}),
+    "lineage_runs": frozenset({"run_id", "started_at", "ended_at", "stage_seconds"}),
+    "openlineage_emissions": frozenset({"emission_id", "started_at", "ended_at"}),
+    "source_state": frozenset({"run_id", "committed_at"}),
+    "catalog_columns": frozenset({"imported_at"}),
+}
+"""Columns that differ between two runs of the same input: ids and times of the run itself."""
+RUN_LOGS = frozenset({"lineage_runs", "openlineage_emissions"})
+"""Tables of one row per run (or emission): two runs where a clean run made one add a row."""
+
+
+def table_rows(run: SampleRun, table: str) -> list[str]:
+    """Every row of ``table`` without its volatile columns, as sorted canonical JSON (map
+    entries sorted; arrays keep their order), the run's working directory written ``<cwd>``
+    (the recorded settings name the driver's absolute OpenLineage paths). Read with delta-rs'
+    query engine, which applies deletion vectors."""
+    delta = DeltaTable(str(run.lineage / table))
+    data = pa.table(QueryBuilder().register("t", delta).execute("SELECT * FROM t").read_all())
+    drop = VOLATILE.get(table, frozenset())
+    maps = {f.name for f in data.schema if pa.types.is_map(f.type)}
+    rows = []
+    for row in data.to_pylist():
+        kept = {k: sorted(v) if k in maps and v else v for k, v in row.items() if k not in drop}
+        text = json.dumps(kept, sort_keys=True, default=str)
+        rows.append(text.replace(str(run.cwd.resolve()), "<cwd>"))
+    return sorted(rows)

@@ -6,9 +6,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .standalone import HOST, SPARK_HOME
 
@@ -49,6 +51,57 @@ def submit(
     the executors' Python (``confs`` ``spark.pyspark.python`` / ``spark.pyspark.driver.python``
     take precedence), ``options`` before the application (``--archives ...``). The driver binds
     to 127.0.0.1. On timeout its process group is killed."""
+    running = start(master, application, arguments, cwd=cwd, confs=confs, options=options)
+    return running.wait(timeout)
+
+
+@dataclass
+class Running:
+    """A ``spark-submit`` under way (:func:`start`), in its own process group."""
+
+    command: tuple[str, ...]
+    process: subprocess.Popen[bytes]
+    output: IO[bytes]
+    """stdout and stderr, merged: a file, so that a driver that writes much never blocks on a
+    pipe nobody reads while the test waits for something else"""
+
+    def wait(self, timeout: float = SUBMIT_TIMEOUT) -> Submitted:
+        """Its exit code and output once it ends; after ``timeout`` seconds its process group
+        is killed and the test fails."""
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f"{' '.join(self.command)} still running after {timeout} s (killed):\n"
+                f"{self.text()[-5000:]}"
+            ) from None
+        finally:  # interrupted (Ctrl-C): the driver and its children go too
+            self.kill()
+        return Submitted(self.command, self.process.returncode, self.text())
+
+    def text(self) -> str:
+        """What it has written so far."""
+        self.output.seek(0)
+        return self.output.read().decode("utf-8", "replace")
+
+    def kill(self) -> None:
+        """End the driver and its children now (nothing if it has ended)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def start(
+    master: str,
+    application: Path,
+    arguments: Sequence[str] = (),
+    *,
+    cwd: Path,
+    confs: dict[str, str] | None = None,
+    options: Sequence[str] = (),
+) -> Running:
+    """:func:`submit` without waiting: the test acts while the application runs."""
     repositories = os.environ.get("LINEAGE_MAVEN_REPOSITORIES", "")
     command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master]
     if repositories:
@@ -64,26 +117,14 @@ def submit(
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
+    output = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the Running is collected)
     process = subprocess.Popen(
         command,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
+        stdout=output,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        raise AssertionError(
-            f"{' '.join(command)} still running after {timeout} s (killed):\n"
-            f"{output.decode('utf-8', 'replace')[-5000:]}"
-        ) from None
-    finally:  # interrupted (Ctrl-C): the driver and its children go too
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    return Submitted(tuple(command), process.returncode, output.decode("utf-8", "replace"))
+    return Running(tuple(command), process, output)

@@ -15,48 +15,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-from deltalake import DeltaTable, QueryBuilder
-
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 from lineage_udfs.spark.parse.udf_worker import redact_names
 from lineage_udfs.spark.storage.schemas import TABLES
 
 from .parse_probe import statements_of
-from .sample import SampleRun
+from .sample import SampleRun, table_rows
 from .spark_submit import ROOT, submit
 from .standalone import StandaloneCluster
 
 PROBE = Path(__file__).resolve().parent / "parse_probe.py"
 SPARK_LOG = ROOT / "data" / "sample" / "spark_query_log.jsonl"
-
-VOLATILE: dict[str, frozenset[str]] = {
-    "parsed_statements": frozenset({"parse_ms"}),
-    "quarantine": frozenset({"run_id"}),
-    "lineage_runs": frozenset({"run_id", "started_at", "ended_at", "stage_seconds"}),
-    "openlineage_emissions": frozenset({"emission_id", "started_at", "ended_at"}),
-    "source_state": frozenset({"run_id", "committed_at"}),
-    "catalog_columns": frozenset({"imported_at"}),
-}
-"""Columns that differ between two runs of the same input: ids and times of the run itself."""
-
-
-def _rows(run: SampleRun, table: str) -> list[str]:
-    """Every row of ``table`` without its volatile columns, as sorted canonical JSON (map
-    entries sorted; arrays keep their order), the run's working directory written ``<cwd>``
-    (the recorded settings name the driver's absolute OpenLineage paths). Read with delta-rs'
-    query engine, which applies deletion vectors."""
-    delta = DeltaTable(str(run.lineage / table))
-    data = pa.table(QueryBuilder().register("t", delta).execute("SELECT * FROM t").read_all())
-    drop = VOLATILE.get(table, frozenset())
-    maps = {f.name for f in data.schema if pa.types.is_map(f.type)}
-    rows = []
-    for row in data.to_pylist():
-        kept = {k: sorted(v) if k in maps and v else v for k, v in row.items() if k not in drop}
-        text = json.dumps(kept, sort_keys=True, default=str)
-        rows.append(text.replace(str(run.cwd.resolve()), "<cwd>"))
-    return sorted(rows)
 
 
 def test_sample_on_cluster_writes_every_table_of_a_local_run(
@@ -67,8 +37,8 @@ def test_sample_on_cluster_writes_every_table_of_a_local_run(
     assert set(TABLES) <= set(tables)
     assert sorted(p.name for p in on_cluster.lineage.iterdir()) == tables
     for table in tables:
-        assert _rows(on_cluster, table) == _rows(local, table), table
-    assert _rows(local, "queries"), "the sample gives lineage rows"
+        assert table_rows(on_cluster, table) == table_rows(local, table), table
+    assert table_rows(local, "queries"), "the sample gives lineage rows"
 
 
 def test_sample_on_cluster_emits_the_events_of_a_local_run(

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.selection import select_only_by_marker
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -28,17 +29,7 @@ POSTGRES_JDBC = "org.postgresql:postgresql:42.7.14"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    chosen = "integration" in (config.getoption("markexpr") or "")
-    kept, dropped = [], []
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.integration)
-            (kept if chosen else dropped).append(item)
-        else:
-            kept.append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    select_only_by_marker(config, items, HERE, "integration")
 
 
 @pytest.fixture(scope="session")
