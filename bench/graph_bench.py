@@ -3,6 +3,14 @@ and every output compared row by row with a single-process networkx computation.
 
     python bench/graph_bench.py --sizes 10k 100k           # generate, run, compare, report
     python bench/graph_bench.py --sizes 1m --no-reference  # the stage alone
+    python bench/graph_bench.py --sizes 100k --no-reference --cluster  # driver, executors apart
+
+Memory: the driver JVM's and each executor JVM's peak RSS (``VmHWM``), the driver's Python
+process, and per JVM that runs tasks its own Python workers (sampled from /proc, only this
+benchmark's processes): summed RSS, summed anonymous RSS, the largest one; and the size of
+each broadcast graph (from the stage's log). ``--cluster`` runs the stage on a standalone
+cluster of two one-core workers (``tests/cluster/standalone.py``), so that the executors'
+memory is apart from the driver's.
 
 Each size runs in its own process (one JVM per size, so peak memory is per size) with
 ``--master local[2]`` and the job's default JVM memory (spark.driver.memory unset: 1g). The
