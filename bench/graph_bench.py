@@ -3,6 +3,14 @@ and every output compared row by row with a single-process networkx computation.
 
     python bench/graph_bench.py --sizes 10k 100k           # generate, run, compare, report
     python bench/graph_bench.py --sizes 1m --no-reference  # the stage alone
+    python bench/graph_bench.py --sizes 100k --no-reference --cluster  # driver, executors apart
+
+Memory: the driver JVM's and each executor JVM's peak RSS (``VmHWM``), the driver's Python
+process, and per JVM that runs tasks its own Python workers (sampled from /proc, only this
+benchmark's processes): summed RSS, summed anonymous RSS, the largest one; and the size of
+each broadcast graph (from the stage's log). ``--cluster`` runs the stage on a standalone
+cluster of two one-core workers (``tests/cluster/standalone.py``), so that the executors'
+memory is apart from the driver's.
 
 Each size runs in its own process (one JVM per size, so peak memory is per size) with
 ``--master local[2]`` and the job's default JVM memory (spark.driver.memory unset: 1g). The
@@ -25,6 +33,7 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -292,29 +301,92 @@ def _jvm_peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-class _WorkerMemory:
-    """Samples, once a second, the summed RSS of the JVM's Python workers (``pyspark.daemon``
-    and its forks: the closures and paths run there) and keeps the peak."""
+PAGE = os.sysconf("SC_PAGE_SIZE")
+EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
 
-    def __init__(self) -> None:
+
+def _status_kb(pid: int, key: str) -> int:
+    """A ``/proc/<pid>/status`` figure in kB (0 when the process is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class _ProcessMemory:
+    """Samples the process trees under ``roots`` every half second and keeps, per JVM that
+    runs tasks (an executor JVM; in ``local[N]`` the driver's JVM), its Python workers' peak:
+    the summed RSS, the summed anonymous RSS (memory of their own, not file pages they could
+    share), the largest worker, and how many ran at once. Only this benchmark's processes are
+    counted (the machine is shared). Each JVM's own peak is its ``VmHWM``, read at the end
+    (``jvm_peaks``) while the application still runs."""
+
+    def __init__(self, roots: list[int]) -> None:
         import threading
 
-        self.peak_mb = 0.0
+        self.roots = roots
+        self.workers: dict[int, dict[str, int]] = {}
+        self.jvms: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.wait(1.0):
-            total = 0
-            for proc in Path("/proc").iterdir():
-                try:
-                    if proc.name.isdigit() and b"pyspark.daemon" in (proc / "cmdline").read_bytes():
-                        total += _rss_kb(proc)
-                except OSError:
-                    continue
-            self.peak_mb = max(self.peak_mb, total / 1024)
+    @staticmethod
+    def _procs() -> dict[int, tuple[int, str]]:
+        procs = {}
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                continue
+            procs[int(proc.name)] = (ppid, cmd)
+        return procs
 
-    def __enter__(self) -> _WorkerMemory:
+    def sample(self) -> None:
+        procs = self._procs()
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in procs.items():
+            children.setdefault(ppid, []).append(pid)
+        totals: dict[int, dict[str, int]] = {}
+        # (pid, the JVM running tasks above it)
+        stack: list[tuple[int, int | None]] = [(r, None) for r in self.roots]
+        while stack:
+            pid, jvm = stack.pop()
+            cmd = procs.get(pid, (0, ""))[1]
+            if cmd.split(" ")[0].endswith("java") and (
+                EXECUTOR_CLASS in cmd or "SparkSubmit" in cmd
+            ):
+                jvm = pid
+                self.jvms.add(pid)
+            elif jvm is not None and "pyspark" in cmd and ("daemon" in cmd or "worker" in cmd):
+                rss = _status_kb(pid, "VmRSS") * 1024
+                anon = _status_kb(pid, "RssAnon") * 1024
+                t = totals.setdefault(jvm, {"rss": 0, "anon": 0, "max_one": 0, "count": 0})
+                t["rss"] += rss
+                t["anon"] += anon
+                t["max_one"] = max(t["max_one"], rss)
+                t["count"] += 1
+            stack += [(c, jvm) for c in children.get(pid, [])]
+        for jvm, t in totals.items():
+            peak = self.workers.setdefault(jvm, dict.fromkeys(t, 0))
+            for key, value in t.items():
+                peak[key] = max(peak[key], value)
+
+    def jvm_peaks(self) -> dict[int, int]:
+        """Each task-running JVM's peak RSS (``VmHWM``) in bytes."""
+        self.sample()
+        return {pid: _status_kb(pid, "VmHWM") * 1024 for pid in self.jvms}
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self.sample()
+
+    def __enter__(self) -> _ProcessMemory:
         self._thread.start()
         return self
 
@@ -323,11 +395,18 @@ class _WorkerMemory:
         self._thread.join()
 
 
-def _rss_kb(proc: Path) -> int:
-    for line in (proc / "status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+class _Broadcasts(logging.Handler):
+    """The graph stage's broadcast sizes, from its log (``graph.arrays.in_tasks``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.bytes: dict[str, int] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if " broadcast: " in message:
+            what = message.split(":")[1].split()[0]
+            self.bytes[what] = int(message.split(" broadcast: ")[1].split()[0])
 
 
 def run_one(size: str, args: argparse.Namespace) -> dict:
@@ -361,6 +440,20 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
                 "spark.sql.autoBroadcastJoinThreshold": "-1",
                 "spark.sql.adaptive.enabled": "true",
                 "spark.ui.enabled": "false",
+                # as the job runs (conf/base.yaml): with these, each Python worker receives a
+                # broadcast over a socket from its JVM and holds its own copy
+                "spark.io.encryption.enabled": "true",
+                "spark.python.worker.reuse": "true",
+                **(
+                    {
+                        "spark.executor.memory": "1g",
+                        "spark.executor.cores": "1",
+                        "spark.cores.max": "2",
+                        "spark.local.dir": str((args.work / "spark-local").resolve()),
+                    }
+                    if args.cluster_roots
+                    else {}
+                ),
                 # the stage runs with the job's default heap; a comparison alone gets more
                 **({"spark.driver.memory": "3g"} if args.compare_only else {}),
             },
@@ -374,7 +467,7 @@ def run_one(size: str, args: argparse.Namespace) -> dict:
     if args.compare_only:
         result = json.loads(saved.read_text())
     else:
-        result = _stage(spark, tables, settings, size, data)
+        result = _stage(spark, tables, settings, size, data, args)
         saved.write_text(json.dumps(result, indent=1))
     if args.reference:
         ref_dir = args.work / f"networkx-{size}"
@@ -418,7 +511,9 @@ def _row_hashes(rows: Any) -> Any:
     )
 
 
-def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dict:
+def _stage(
+    spark: Any, tables: Any, settings: Any, size: str, data: Path, args: argparse.Namespace
+) -> dict:
     """Load the generated edges into Delta, run the graph stage (full refresh); its figures."""
     from pyspark.sql import functions as F
 
@@ -427,6 +522,8 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
 
     jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())
     heap_mb = int(spark.sparkContext._jvm.Runtime.getRuntime().maxMemory()) / 2**20
+    # the closures' tasks log their broadcasts at INFO
+    logging.getLogger("lineage_udfs.spark.graph.arrays").setLevel(logging.INFO)
     tl = spark.read.parquet(str(data / "table_lineage.parquet"))
     cl = spark.read.parquet(str(data / "column_lineage.parquet"))
     n_table_edges, n_column_edges = tl.count(), cl.count()
@@ -438,8 +535,21 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
         tables.ensure(name)
         _, path = tables.location(name)
         full.select(*TABLES[name].columns).write.format("delta").mode("overwrite").save(path)
-    with _WorkerMemory() as workers:
+    roots = [jvm_pid, *args.cluster_roots]
+    broadcasts = _Broadcasts()
+    logging.getLogger("lineage_udfs.spark.graph.arrays").addHandler(broadcasts)
+    with _ProcessMemory(roots) as memory:
         summary = run_graph_stage(tables, settings, full_refresh=True)
+        jvm_peaks = memory.jvm_peaks()
+    executors = [
+        {
+            "jvm": pid,
+            "jvm_peak_rss_mb": round(peak / 2**20),
+            **{f"workers_{k}": v for k, v in memory.workers.get(pid, {}).items()},
+        }
+        for pid, peak in sorted(jvm_peaks.items())
+        if pid != jvm_pid or not args.cluster_roots
+    ]
     result: dict = {
         "size": size,
         "table_edges": n_table_edges,
@@ -455,13 +565,15 @@ def _stage(spark: Any, tables: Any, settings: Any, size: str, data: Path) -> dic
             )
         },
         "truncated_paths": tables.read("lineage_paths").where("truncated").count(),
-        "jvm_peak_rss_mb": round(_jvm_peak_rss_mb(jvm_pid), 0),
+        "jvm_peak_rss_mb": round(_jvm_peak_rss_mb(jvm_pid), 0),  # the driver's
         "jvm_max_heap_mb": round(heap_mb, 0),
         # the driver's Python process so far: the stage (the reference runs after this)
         "driver_python_peak_rss_mb": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0
         ),
-        "python_workers_peak_rss_mb": round(workers.peak_mb, 0),
+        "executors": executors,
+        "broadcast_bytes": broadcasts.bytes,
+        "master": args.master,
     }
     result["load_average_after_stage"] = [round(x, 1) for x in os.getloadavg()]
     return result
@@ -486,27 +598,92 @@ def _machine() -> str:
     return f"{model}, {os.cpu_count()} cores{memory}, load average {load} (1/5/15 min) at the start"
 
 
+def _where(r: dict) -> str:
+    master = r.get("master", "local[2]")
+    if master.startswith("spark://"):
+        return "a standalone cluster of 2 workers, one 1-core executor each (1 GiB heap)"
+    return master
+
+
+def _key(r: dict) -> str:
+    """The report section of a run: its size, and the cluster when it ran on one."""
+    return r["size"] + (" on a cluster" if r.get("master", "").startswith("spark://") else "")
+
+
+def _memory_lines(r: dict) -> list[str]:
+    """Peak memory of the driver and of each executor, and per edge."""
+    if "executors" not in r:  # a result of before these figures
+        return []
+    edges = r["table_edges"] + r["column_edges"]
+    mb = 2**20
+
+    def per_edge(megabytes: float) -> str:
+        return f"{megabytes * mb / edges:,.0f}"
+
+    local = not r.get("master", "local").startswith("spark://")
+    lines = [
+        f"Peak memory (RSS) of the stage over {edges:,} edges ({r['table_edges']:,} table and"
+        f" {r['column_edges']:,} column edges); bytes per edge = bytes / (table + column edges):",
+        "",
+        "| process | peak MB | bytes per edge |",
+        "|---|---:|---:|",
+        f"| driver JVM{' (also the executor: local mode)' if local else ''} |"
+        f" {r['jvm_peak_rss_mb']:,.0f} | {per_edge(r['jvm_peak_rss_mb'])} |",
+        f"| driver Python | {r['driver_python_peak_rss_mb']:,.0f} |"
+        f" {per_edge(r['driver_python_peak_rss_mb'])} |",
+    ]
+    for i, e in enumerate(r["executors"]):
+        name = "the driver JVM's" if local else f"executor {i + 1}'s"
+        if not local:
+            lines.append(
+                f"| executor {i + 1} JVM | {e['jvm_peak_rss_mb']:,} |"
+                f" {per_edge(e['jvm_peak_rss_mb'])} |"
+            )
+        if "workers_rss" in e:
+            lines += [
+                f"| {name} Python workers, summed ({e['workers_count']} at most at once) |"
+                f" {e['workers_rss'] / mb:,.0f} | {per_edge(e['workers_rss'] / mb)} |",
+                f"| {name} Python workers, summed anonymous (not file pages) |"
+                f" {e['workers_anon'] / mb:,.0f} | {per_edge(e['workers_anon'] / mb)} |",
+                f"| {name} largest Python worker | {e['workers_max_one'] / mb:,.0f} |"
+                f" {per_edge(e['workers_max_one'] / mb)} |",
+            ]
+    sizes = r.get("broadcast_bytes", {})
+    if sizes:
+        parts = []
+        for what, edges_of in (
+            ("table_closure_rows", "table_edges"),
+            ("path_rows", "table_edges"),
+            ("column_closure_rows", "column_edges"),
+        ):
+            if what in sizes:
+                parts.append(
+                    f"{what} {sizes[what] / mb:,.1f} MB ({sizes[what] / r[edges_of]:,.1f} bytes"
+                    f" per {edges_of.split('_')[0]} edge)"
+                )
+        lines += [
+            "",
+            "Broadcast graphs (pickled arrays and keys; each Python worker that runs a task of"
+            " the table closure, the paths or the column closure receives and unpickles its own"
+            " copy): " + "; ".join(parts) + ".",
+        ]
+    return [*lines, ""]
+
+
 def _section(r: dict, command: str, machine: str) -> str:
     lines = [
-        f"## {r['size']}: {r['table_edges']:,} table edges, {r['column_edges']:,} column edges",
+        f"## {_key(r)}: {r['table_edges']:,} table edges, {r['column_edges']:,} column edges",
         "",
         f"Command: `{command}`  ",
         f"Machine: {machine}  ",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
-        f"Graph stage (GraphFrames, local[2], JVM max heap {r['jvm_max_heap_mb']:.0f} MB): "
-        f"**{r['stage_seconds']} s** in all, JVM peak RSS {r['jvm_peak_rss_mb']:.0f} MB"
-        + (
-            f", driver Python peak RSS {r['driver_python_peak_rss_mb']:.0f} MB, Python workers'"
-            f" peak RSS {r['python_workers_peak_rss_mb']:.0f} MB (summed)"
-            if "python_workers_peak_rss_mb" in r
-            else ""
-        )
-        + "; "
-        "load average "
+        f"Graph stage (GraphFrames, {_where(r)}, driver JVM max heap"
+        f" {r['jvm_max_heap_mb']:.0f} MB): **{r['stage_seconds']} s** in all; load average "
         + " ".join(str(x) for x in r["load_average_after_stage"])
         + " (1/5/15 min) when the stage ended.",
         "",
+        *_memory_lines(r),
         "| step | seconds |",
         "|---|---:|",
         *(f"| {k} | {v} |" for k, v in r["step_seconds"].items()),
@@ -553,7 +730,7 @@ def _write_report(path: Path, sections: dict[str, str]) -> None:
         for chunk in path.read_text().split("\n## ")[1:]:
             old[chunk.split(":", 1)[0]] = "## " + chunk.rstrip("\n") + "\n"
     old.update(sections)
-    order = [s for s in SIZES if s in old]
+    order = sorted(old, key=lambda k: (list(SIZES).index(k.split()[0]), k))
     path.write_text(header + "\n".join(old[s] for s in order))
 
 
@@ -572,13 +749,41 @@ def main() -> int:
         help="compare the stored outputs of an earlier run (its figures from result-<size>.json)",
     )
     parser.add_argument("--report", type=Path, default=ROOT / "bench" / "results" / "graph.md")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="run the stage on a standalone cluster of 2 one-core workers on 127.0.0.1"
+        " (tests/cluster/standalone.py): the driver's and each executor's memory apart",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cluster-roots",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        default=[],
+        help=argparse.SUPPRESS,
+    )
     args = parser.parse_args()
+    args.work = args.work.resolve()  # executors run elsewhere than this working directory
     if args.one:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
         print("RESULT " + json.dumps(run_one(args.one, args)), flush=True)
         return 0
     machine = _machine()
+    if not args.cluster:
+        return _run_sizes(args, machine, [])
+    from tests.cluster.standalone import StandaloneCluster
+
+    cluster = StandaloneCluster(Path(tempfile.mkdtemp(prefix="graph-bench-cluster-")), 2)
+    cluster.start()
+    try:
+        args.master = cluster.master_url
+        workers = [pid for name, pid in cluster.pids().items() if name.startswith("worker")]
+        return _run_sizes(args, machine, workers)
+    finally:
+        cluster.stop()
+
+
+def _run_sizes(args: argparse.Namespace, machine: str, cluster_roots: list[int]) -> int:
     sections = {}
     for size in args.sizes:
         argv = [
@@ -593,6 +798,9 @@ def main() -> int:
         ]
         argv += ["--seed", str(args.seed), "--closure-cap", str(args.closure_cap)]
         argv += ["--path-cap", str(args.path_cap)]
+        argv += ["--report", str(args.report)]
+        if cluster_roots:
+            argv += ["--cluster-roots", ",".join(map(str, cluster_roots))]
         if not args.reference:
             argv.append("--no-reference")
         if args.compare_only:
@@ -606,7 +814,7 @@ def main() -> int:
         result = json.loads(line[len("RESULT ") :])
         print(json.dumps(result, indent=1))
         command = "python bench/graph_bench.py " + " ".join(sys.argv[1:])
-        sections[size] = _section(result, command, machine)
+        sections[_key(result)] = _section(result, command, machine)
         _write_report(args.report, sections)
     return 0
 

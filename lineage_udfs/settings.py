@@ -180,6 +180,11 @@ class GraphSettings(StrictModel):
     full when its table edges change, not incrementally: on a small graph overwriting the
     analytics tables costs less than finding and MERGEing what changed (the figures are in
     bench/results/small_runs.md). 0: always incremental."""
+    max_edges: int = Field(0, ge=0)
+    """The largest graph the stage takes, in edges (``table_lineage`` plus ``column_lineage``
+    rows); a larger one stops the stage with one line naming this setting before any work.
+    0: derived from ``spark.driver.memory``, ``EDGES_PER_DRIVER_GIB`` edges per GiB (the
+    bound and its figures: docs/graph.md, "How large a graph")."""
 
     @model_validator(mode="before")
     @classmethod

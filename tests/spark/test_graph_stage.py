@@ -11,16 +11,23 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lineage_udfs.settings import GraphSettings, SinkSettings
+from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings
 from lineage_udfs.spark.graph.analyze import analyze
 from lineage_udfs.spark.graph.options import graph_options
-from lineage_udfs.spark.graph.stage import run_graph_stage
+from lineage_udfs.spark.graph.stage import (
+    DEFAULT_DRIVER_MEMORY,
+    EDGES_PER_DRIVER_GIB,
+    GraphTooLargeError,
+    edge_bound,
+    run_graph_stage,
+)
 from lineage_udfs.spark.graph.state import (
     COMPONENTS_TABLE,
     GRAPH_TABLES,
     input_digest,
     stored_state,
 )
+from lineage_udfs.spark.pipeline import graph_line, run_graph, run_loaded_job
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -452,3 +459,56 @@ def test_a_small_graph_whose_table_edges_changed_is_recomputed_in_full(
     versions = _versions(tables)
     assert run_graph_stage(tables, settings).components_recomputed == 0
     assert _versions(tables) == versions
+
+
+def _graph_job_versions(tables: LineageTables) -> dict[str, int | None]:
+    return {
+        name: tables.latest_version(name) if tables.exists(name) else None
+        for name in (*GRAPH_TABLES, COMPONENTS_TABLE)
+    }
+
+
+def test_a_graph_over_max_edges_stops_with_one_line_before_writing_anything(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # FIRST: 7 table edges; COLUMNS within FIRST's tables: 4 column edges: 11 in all
+    tables = _tables(spark, tmp_path)
+    _write_edges(spark, tables, FIRST)
+    settings = JobSettings(
+        sink=SinkSettings(base_path=str(tmp_path)), graph=GraphSettings(max_edges=10)
+    )
+    with pytest.raises(GraphTooLargeError) as raised:
+        run_graph_stage(tables, settings.graph)
+    message = str(raised.value)
+    assert "\n" not in message and "graph.max_edges = 10" in message
+    assert message.startswith("graph: 11 edges ")
+    # stopped before any work: not one analytics table created
+    assert set(_graph_job_versions(tables).values()) == {None}
+
+    # through the job's entry: one ERROR line naming the setting, exit code 1
+    code = run_loaded_job(
+        "analyze_graph",
+        lambda: settings,
+        lambda s: graph_line(run_graph(spark, s, full_refresh=False)),
+    )
+    errors = [line for line in capsys.readouterr().err.splitlines() if "ERROR" in line]
+    assert code == 1
+    assert len(errors) == 1 and "graph.max_edges = 10" in errors[0], errors
+    assert set(_graph_job_versions(tables).values()) == {None}
+
+    # at the bound it runs; lowered below a grown graph, the stored analytics stay as they were
+    assert run_graph_stage(tables, GraphSettings(max_edges=11)).components == 2
+    before = _graph_job_versions(tables)
+    _write_edges(spark, tables, SECOND)
+    with pytest.raises(GraphTooLargeError, match=r"graph: 15 edges .*graph\.max_edges = 11"):
+        run_graph_stage(tables, GraphSettings(max_edges=11))
+    assert _graph_job_versions(tables) == before
+
+
+def test_the_default_edge_bound_scales_with_spark_driver_memory(spark: SparkSession) -> None:
+    memory = spark.sparkContext.getConf().get("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+    gib = {"g": 1.0, "m": 1 / 1024}[memory[-1].lower()] * float(memory[:-1])
+    bound, source = edge_bound(spark, GraphSettings())
+    assert bound == int(gib * EDGES_PER_DRIVER_GIB)
+    assert "spark.driver.memory" in source and "graph.max_edges = 0" in source
+    assert edge_bound(spark, GraphSettings(max_edges=5)) == (5, "graph.max_edges = 5")

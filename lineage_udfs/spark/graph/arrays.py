@@ -8,6 +8,7 @@ is the driver's memory for the arrays and each Python worker's for the broadcast
 
 from __future__ import annotations
 
+import logging
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ from pyspark.sql import functions as F
 from lineage_udfs.spark.graph.frames import SEP, dense_ids
 from lineage_udfs.spark.graph.kernels import Csr, Ids, closure, column_closure, root_paths
 from lineage_udfs.spark.graph.options import GraphOptions
+
+logger = logging.getLogger(__name__)
 
 # --- closures and paths: the graph's arrays on the driver, the kernels in the tasks ---------
 
@@ -256,7 +259,16 @@ def in_tasks(
     tasks = min(-(-keys.size // chunk), max(cores, -(-keys.size // SOURCES_PER_TASK)))
     # pickled here: pyspark's broadcast writer, under spark.io.encryption.enabled, cannot take
     # the out-of-band buffers pickle protocol 5 makes of numpy and Arrow arrays over 64 KiB
-    shared = spark.sparkContext.broadcast(pickle.dumps((graph, keys), protocol=5))
+    payload = pickle.dumps((graph, keys), protocol=5)
+    logger.info(
+        "graph: %s broadcast: %d bytes, %d keys in %d tasks",
+        getattr(getattr(rows_of, "func", rows_of), "__name__", "rows"),
+        len(payload),
+        keys.size,
+        tasks,
+    )
+    shared = spark.sparkContext.broadcast(payload)
+    del payload
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         data, todo = _unpickled(shared)

@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
+from lineage_udfs.core.errors import LineageError
 from lineage_udfs.settings import GraphSettings
 from lineage_udfs.spark.graph.analyze import analyze, analyze_columns
 from lineage_udfs.spark.graph.options import GraphOptions, GraphResult, graph_options
@@ -118,6 +119,52 @@ def _fewer_edges(tables: LineageTables, limit: int) -> bool:
     return sum(tables.read(table).count() for table in GRAPH_INPUTS) < limit
 
 
+EDGES_PER_DRIVER_GIB = 11_000_000
+"""Edges (``table_lineage`` plus ``column_lineage`` rows) allowed per GiB of
+``spark.driver.memory`` when ``graph.max_edges`` is 0: the largest graph measured to run with
+a 1 GiB driver heap (1M table and 10M column edges, bench/results/graph.md), scaled linearly."""
+DEFAULT_DRIVER_MEMORY = "1g"
+"""Spark's default ``spark.driver.memory``."""
+
+
+class GraphTooLargeError(LineageError):
+    """The edge tables hold more edges than the graph stage's bound (``graph.max_edges``)."""
+
+
+def edge_bound(spark: SparkSession, settings: GraphSettings) -> tuple[int, str]:
+    """The most edges the stage takes and where that figure comes from: ``graph.max_edges``,
+    or when it is 0 ``EDGES_PER_DRIVER_GIB`` per GiB of ``spark.driver.memory``."""
+    if settings.max_edges:
+        return settings.max_edges, f"graph.max_edges = {settings.max_edges:,}"
+    memory = spark.sparkContext.getConf().get("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    size = int(jvm.org.apache.spark.network.util.JavaUtils.byteStringAsBytes(memory))
+    bound = size * EDGES_PER_DRIVER_GIB // 2**30
+    return bound, (
+        f"graph.max_edges = 0: {EDGES_PER_DRIVER_GIB:,} per GiB of spark.driver.memory {memory}"
+    )
+
+
+def check_edge_bound(tables: LineageTables, settings: GraphSettings) -> int:
+    """The edges the stage would take (``table_lineage`` plus ``column_lineage`` rows: Delta
+    counts them from its log's file statistics, reading no data file); raises when they
+    exceed ``edge_bound``.
+
+    Raises:
+        GraphTooLargeError: one line naming the setting.
+    """
+    edges = sum(tables.read(t).count() for t in GRAPH_INPUTS if tables.exists(t))
+    bound, source = edge_bound(tables.spark, settings)
+    if edges > bound:
+        raise GraphTooLargeError(
+            f"graph: {edges:,} edges (table_lineage plus column_lineage rows) exceed the"
+            f" stage's bound of {bound:,} ({source}); raise graph.max_edges with the driver's"
+            ' and executors\' memory (docs/graph.md, "How large a graph")'
+        )
+    return edges
+
+
 def _column_closures_only(
     tables: LineageTables,
     previous: PreviousRun,
@@ -160,6 +207,7 @@ def run_graph_stage(
     run folder the caller put in place (``run_checkpoints``; the jobs do it when
     ``execution.checkpoint_dir`` is set), else locally."""
     started = time.perf_counter()
+    check_edge_bound(tables, settings)
     options = graph_options(settings)
     tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
     versions = input_versions(tables)
