@@ -42,10 +42,10 @@ NAME_RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "email": ("pii", ("*email*", "*e_mail*")),
     "phone": ("pii", ("*phone*", "*mobile_number*", "*msisdn*")),
     "national_id": ("pii", ("*ssn*", "*social_security*", "*national_id*", "*passport*")),
-    "birth_date": ("pii", ("*birth_date*", "*date_of_birth*", "*birthdate*", "*.dob")),
+    "birth_date": ("pii", ("*birth_date*", "*date_of_birth*", "*birthdate*", "dob")),
     "address": ("pii", ("*street*", "*postal_code*", "*zip_code*", "*home_address*")),
     "payment_card": ("pii", ("*card_number*", "*credit_card*", "*iban*")),
-    "ip_address": ("pii", ("*ip_address*", "*.ip")),
+    "ip_address": ("pii", ("*ip_address*", "ip")),
 }
 """Opt-in name rules: rule name -> (tag, column-name globs matched on the column name only)."""
 
@@ -68,7 +68,7 @@ class Declaration:
             return self.column == ref
         assert self.pattern is not None
         if self.kind == "name rule":  # the column name only
-            return fnmatch.fnmatchcase(ref.rsplit(".", 1)[-1], self.pattern.lstrip("*."))
+            return fnmatch.fnmatchcase(ref.rsplit(".", 1)[-1], self.pattern)
         return fnmatch.fnmatchcase(ref, self.pattern)
 
 
@@ -174,9 +174,7 @@ birth_date, email, ip_address, national_id, payment_card, phone)
     out = []
     for name in names:
         if name not in NAME_RULES:
-            raise InputError(
-                f"unknown name rule {name!r} (known: {', '.join(sorted(NAME_RULES))})"
-            )
+            raise InputError(f"unknown name rule {name!r} (known: {', '.join(sorted(NAME_RULES))})")
         tag, patterns = NAME_RULES[name]
         out += [Declaration(tag, "name rule", f"name rule {name}", pattern=p) for p in patterns]
     return out

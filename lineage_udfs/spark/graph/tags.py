@@ -1,0 +1,473 @@
+"""Column tags over the column lineage: declarations in, propagation, the ``column_tags`` table.
+
+Declarations (``core.tags``: the tags file, the source exports of ``tags.sources``, the name
+rules) become one declared row per (column, tag), the strongest declaration's
+(``core.tags.RULE_ORDER``). Each tag then spreads from its declared columns over the column
+edges (``graph.kernels.spread_tag``, in Spark tasks over the broadcast arrays):
+
+* DIRECT edges of subtype IDENTITY and TRANSFORMATION carry it; AGGREGATION carries it unless
+  ``tags.carry_aggregation`` is off (``count(*)`` reads no column, so it has no edge at all);
+* a DIRECT edge of subtype MASKED (a hashing or masking function: the parser's built-in list
+  plus ``parser.masking_functions``) marks its target ``masked`` and stops there;
+* INDIRECT edges (filters, joins, grouping …) never carry it;
+* at most ``tags.max_depth`` hops; a column is expanded once, so cycles end.
+
+Conflicts, per (column, tag), in this order: declared beats propagated beats masked (a column
+with a carrying path keeps the tag even when another path masks it); among declarations the
+``RULE_ORDER``; among propagated rows the fewest hops, then the smallest origin name, then the
+smallest ``via`` name. So one row per (column, tag), never a silent choice.
+
+The table is recomputed as a whole when an input changed (the column edges, a declaration, a
+setting) and overwritten in one commit, so a tag removed upstream is gone downstream after the
+next run; a run whose inputs did not change writes nothing (the commit records the inputs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import yaml
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lineage_udfs.core.errors import InputError, one_line
+from lineage_udfs.core.tags import (
+    RULE_ORDER,
+    Declaration,
+    name_rule_declarations,
+    parse_tags_file,
+)
+from lineage_udfs.settings import TagSettings, TagSourceSettings
+from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
+from lineage_udfs.spark.graph.frames import SEP, dense_ids
+from lineage_udfs.spark.graph.kernels import Csr, spread_tag
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Overwrite
+
+logger = logging.getLogger(__name__)
+
+TAGS_TABLE = "column_tags"
+STATE_KEY = "column_tags_inputs"
+CARRY = ("IDENTITY", "TRANSFORMATION")
+MASKED = "MASKED"
+
+
+@dataclass
+class TagSummary:
+    """What one tag run did."""
+
+    tags: int = 0
+    declared: int = 0
+    propagated: int = 0
+    masked: int = 0
+    unchanged: bool = False
+    seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+
+# --- declarations ---------------------------------------------------------------------------
+
+
+def file_declarations(spark: SparkSession, path: str | None) -> list[Declaration]:
+    """The declarations of the tags file at ``path`` (read through Spark: any file system)."""
+    if path is None:
+        return []
+    try:
+        rows = spark.read.text(path, wholetext=True).collect()
+    except Exception as exc:
+        raise InputError(f"cannot read the tags file {path}: {one_line(exc)}") from exc
+    if not rows:
+        raise InputError(f"cannot read the tags file {path}: no such file")
+    try:
+        data = yaml.safe_load(rows[0][0])
+    except yaml.YAMLError as exc:
+        raise InputError(f"tags file {path}: not YAML or JSON: {one_line(exc)}") from exc
+    return parse_tags_file(data, f"tags file {path}")
+
+
+def _lower_col(raw: DataFrame, name: str) -> Column:
+    by_lower = {c.lower(): c for c in raw.columns}
+    if name not in by_lower:
+        raise InputError(f"tag export lacks column {name!r}; has {sorted(raw.columns)}")
+    return F.trim(F.col(f"`{by_lower[name]}`").cast("string"))
+
+
+def _read_export(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
+    reader = spark.read
+    try:
+        if source.format == "csv":
+            return reader.options(header="true", multiLine="true", escape='"').csv(source.path)
+        if source.format == "jsonl":
+            return reader.json(source.path)
+        return reader.format(source.format).load(source.path)
+    except Exception as exc:
+        raise InputError(
+            f"cannot read the tag export {source.path} ({source.preset}): {one_line(exc)}"
+        ) from exc
+
+
+def source_declarations(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
+    """The (ref, tag, rank, rule, value) rows of one tag export (``TagSourceSettings``)."""
+    raw = _read_export(spark, source)
+    if source.preset == "snowflake_tag_references":
+        parts = ["object_database", "object_schema", "object_name"]
+        column, tag, value = "column_name", "tag_name", "tag_value"
+        keep = F.upper(_lower_col(raw, "domain")) == "COLUMN"
+        if "object_deleted" in {c.lower() for c in raw.columns}:
+            keep = keep & F.coalesce(_lower_col(raw, "object_deleted"), F.lit("")).isin("")
+    elif source.preset == "unity_column_tags":
+        parts = ["catalog_name", "schema_name", "table_name"]
+        column, tag, value = "column_name", "tag_name", "tag_value"
+        keep = F.lit(True)
+    else:
+        parts, column, tag, value = ["table_name"], "column_name", "tag", "tag_value"
+        keep = F.lit(True)
+    has_value = value in {c.lower() for c in raw.columns}
+    names = [_lower_col(raw, p) for p in parts[-source.name_parts :]]
+    table = F.lower(F.concat_ws(".", *names))
+    return (
+        raw.where(keep)
+        .select(
+            F.concat_ws(SEP, table, F.lower(_lower_col(raw, column))).alias("ref"),
+            F.lower(_lower_col(raw, tag)).alias("tag"),
+            F.lit(RULE_ORDER.index("source")).alias("rank"),
+            F.lit(f"source {source.preset}").alias("rule"),
+            (_lower_col(raw, value) if has_value else F.lit(None).cast("string")).alias("value"),
+        )
+        .where(F.col("ref").contains(SEP) & (F.col("tag") != ""))
+    )
+
+
+def declared_rows(
+    spark: SparkSession, refs: DataFrame, declarations: list[Declaration], exports: list[DataFrame]
+) -> DataFrame:
+    """One ``(ref, tag, rule, value)`` row per declared (column, tag): the strongest
+    declaration's (``core.tags.precedence``). ``refs``: ``(ref)`` the columns patterns match."""
+    schema = "ref string, tag string, rank int, rule string, value string"
+    explicit = spark.createDataFrame(
+        [
+            (_sep_ref(d.column), d.tag, RULE_ORDER.index(d.kind), d.rule, d.value)
+            for d in declarations
+            if d.column is not None
+        ],
+        schema,
+    )
+    globbed = [d for d in declarations if d.column is None]
+    found = [explicit, *exports]
+    if globbed:
+        patterns = spark.createDataFrame(
+            [
+                (
+                    "^" + fnmatch.translate(_glob(d)),
+                    d.kind == "name rule",
+                    d.tag,
+                    RULE_ORDER.index(d.kind),
+                    d.rule,
+                    d.value,
+                )
+                for d in globbed
+                if d.pattern is not None
+            ],
+            "regex string, on_column boolean, tag string, rank int, rule string, value string",
+        )
+        name = F.split(F.col("ref"), SEP)
+        dotted = F.concat_ws(".", name.getItem(0), F.get(name, 1))
+        subject = F.when(F.col("on_column"), F.get(name, 1)).otherwise(dotted)
+        found.append(
+            refs.crossJoin(F.broadcast(patterns))
+            .where(F.regexp_like(subject, F.col("regex")))
+            .select("ref", "tag", "rank", "rule", "value")
+        )
+    rows = found[0]
+    for more in found[1:]:
+        rows = rows.unionByName(more)
+    best = F.min(F.struct("rank", "rule", F.coalesce("value", F.lit("")).alias("v"), "value"))
+    return (
+        rows.groupBy("ref", "tag")
+        .agg(best.alias("b"))
+        .select("ref", "tag", F.col("b.rule").alias("rule"), F.col("b.value").alias("value"))
+    )
+
+
+def _glob(d: Declaration) -> str:
+    """The glob of a pattern declaration (a name rule's is matched on the column name)."""
+    assert d.pattern is not None
+    return d.pattern
+
+
+def _sep_ref(dotted: str) -> str:
+    table, _, column = dotted.rpartition(".")
+    return f"{table}{SEP}{column}"
+
+
+def column_refs(column_lineage: DataFrame) -> DataFrame:
+    """``(ref)``: every column the column lineage names, at either end of any edge."""
+    ends = [("source_table", "source_column"), ("target_table", "target_column")]
+    frames = [
+        column_lineage.where(F.col(t).isNotNull() & F.col(c).isNotNull()).select(
+            F.concat_ws(SEP, t, c).alias("ref")
+        )
+        for t, c in ends
+    ]
+    return frames[0].union(frames[1]).distinct()
+
+
+# --- edges and propagation ------------------------------------------------------------------
+
+
+def tag_edges(column_lineage: DataFrame, carry_aggregation: bool) -> DataFrame:
+    """``(src, dst, kind, subtype)``: the DIRECT column edges that carry a tag (``carry``,
+    the weakest subtype among the statements that make the edge) or mask it (``mask``; an
+    edge both carries and masks when different statements do each)."""
+    carrying = [*CARRY, *(["AGGREGATION"] if carry_aggregation else [])]
+    sub = F.col("transformation_subtype")
+    kind = F.when(sub.isin(*carrying), "carry").when(sub == MASKED, "mask")
+    rank = F.array_position(F.array(*[F.lit(s) for s in [*carrying, MASKED]]), sub)
+    edges = column_lineage.where(
+        (F.col("transformation_type") == "DIRECT")
+        & F.col("source_column").isNotNull()
+        & F.col("target_column").isNotNull()
+        & F.col("source_table").isNotNull()
+        & F.col("target_table").isNotNull()
+    ).select(
+        F.concat_ws(SEP, "source_table", "source_column").alias("src"),
+        F.concat_ws(SEP, "target_table", "target_column").alias("dst"),
+        kind.alias("kind"),
+        rank.alias("rank"),
+        sub.alias("subtype"),
+    )
+    return (
+        edges.where(F.col("kind").isNotNull())
+        .groupBy("src", "dst", "kind")
+        .agg(F.min(F.struct("rank", "subtype")).getField("subtype").alias("subtype"))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _TagGraph:
+    carry: Csr
+    mask: Csr
+    seeds: list[np.ndarray]
+    max_depth: int
+
+
+def _spread_rows(graph: _TagGraph, tags: np.ndarray) -> pa.RecordBatch:
+    parts = []
+    for t in tags.tolist():
+        s = spread_tag(graph.carry, graph.mask, graph.seeds[t], graph.max_depth)
+        parts.append(
+            pa.RecordBatch.from_arrays(
+                [
+                    pa.array(np.full(s.node.size, t, dtype=np.int32)),
+                    pa.array(s.node),
+                    pa.array(s.depth.astype(np.int32)),
+                    pa.array(s.origin),
+                    pa.array(s.via, mask=s.via < 0),
+                    pa.array(s.masked),
+                ],
+                names=["t", "node", "depth", "origin", "via", "masked"],
+            )
+        )
+    if not parts:
+        return pa.RecordBatch.from_pylist([], schema=pa.schema(_SPREAD_FIELDS))
+    return pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+
+
+_SPREAD_FIELDS = [
+    ("t", pa.int32()),
+    ("node", pa.int64()),
+    ("depth", pa.int32()),
+    ("origin", pa.int64()),
+    ("via", pa.int64()),
+    ("masked", pa.bool_()),
+]
+SPREAD_SCHEMA = "t int, node long, depth int, origin long, via long, masked boolean"
+
+
+def propagate(edges: DataFrame, declared: DataFrame, max_depth: int) -> DataFrame:
+    """The ``column_tags`` rows of the ``declared`` rows (``declared_rows``) spread over the
+    ``edges`` (``tag_edges``, materialized)."""
+    spark = edges.sparkSession
+    ids, n = dense_ids(
+        edges.select(F.col("src").alias("name"))
+        .union(edges.select("dst"))
+        .union(declared.select("ref"))
+    )
+
+    def pairs(kind: str) -> pa.Table:
+        e = edges.where(F.col("kind") == kind)
+        return _to_arrow(
+            e.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
+            .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
+            .select("s", "d"),
+            n // 4,
+        )
+
+    carry, mask = pairs("carry"), pairs("mask")
+    names = sorted(r["tag"] for r in declared.select("tag").distinct().collect())
+    tag_ids = spark.createDataFrame([(i, t) for i, t in enumerate(names)], "t int, tag string")
+    seeded = (
+        declared.join(F.broadcast(tag_ids), "tag")
+        .join(ids.withColumnRenamed("name", "ref"), "ref")
+        .select("t", "id")
+        .toArrow()
+    )
+    t_col = seeded["t"].to_numpy()
+    id_col = seeded["id"].to_numpy()
+    graph = _TagGraph(
+        carry=Csr.of(carry["s"].to_numpy(), carry["d"].to_numpy(), n),
+        mask=Csr.of(mask["s"].to_numpy(), mask["d"].to_numpy(), n),
+        seeds=[id_col[t_col == t] for t in range(len(names))],
+        max_depth=max_depth,
+    )
+    spread = in_tasks(
+        spark, _spread_rows, graph, np.arange(len(names), dtype=np.int64), 1, SPREAD_SCHEMA
+    )
+
+    def named(col: str, alias: str) -> DataFrame:
+        parts = F.split(F.col("name"), SEP)
+        return ids.select(
+            F.col("id").alias(col),
+            parts.getItem(0).alias(f"{alias}_table"),
+            F.get(parts, 1).alias(f"{alias}_column"),
+            F.col("name").alias(f"{alias}_ref"),
+        )
+
+    via_subtype = edges.select(
+        F.col("src").alias("via_ref"),
+        F.col("dst").alias("node_ref"),
+        F.col("kind"),
+        "subtype",
+    )
+    rows = (
+        spread.join(F.broadcast(tag_ids), "t")
+        .join(named("node", "node"), "node")
+        .join(named("origin", "origin"), "origin")
+        .join(named("via", "via"), "via", "left")
+        .join(
+            declared.select(
+                F.col("ref").alias("origin_ref"), "tag", "rule", F.col("value").alias("tag_value")
+            ),
+            ["origin_ref", "tag"],
+        )
+        .withColumn("kind", F.when(F.col("masked"), "mask").otherwise("carry"))
+        .join(via_subtype, ["via_ref", "node_ref", "kind"], "left")
+    )
+    status = (
+        F.when(F.col("depth") == 0, "declared")
+        .when(F.col("masked"), "masked")
+        .otherwise("propagated")
+    )
+    return rows.select(
+        F.col("node_table").alias("table_name"),
+        F.col("node_column").alias("column_name"),
+        "tag",
+        "tag_value",
+        status.alias("status"),
+        "depth",
+        "origin_table",
+        "origin_column",
+        "via_table",
+        "via_column",
+        "subtype",
+        "rule",
+    ).withColumnRenamed("subtype", "via_subtype")
+
+
+# --- the stage ------------------------------------------------------------------------------
+
+
+def _settings_key(settings: TagSettings) -> str:
+    return json.dumps(
+        {"carry_aggregation": settings.carry_aggregation, "max_depth": settings.max_depth},
+        sort_keys=True,
+    )
+
+
+def _digest(declared: DataFrame) -> str:
+    h = F.xxhash64("ref", "tag", "rule", "value")
+    row = declared.agg(
+        F.count(F.lit(1)),
+        F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF))),
+        F.sum(F.shiftrightunsigned(h, 32)),
+    ).first()
+    assert row is not None
+    text = f"{row[0]}:{row[1] or 0:x}:{row[2] or 0:x}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
+    for commit in tables.recent_commits(TAGS_TABLE, 5):
+        try:
+            state = json.loads(commit["userMetadata"] or "")
+        except ValueError:
+            continue
+        if isinstance(state, dict) and STATE_KEY in state:
+            return state
+    return None
+
+
+def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
+    """Recompute ``column_tags`` from the declarations and ``column_lineage`` (nothing is
+    written when neither they nor the settings changed since the last run)."""
+    started = time.perf_counter()
+    spark = tables.spark
+    tables.ensure_all((TAGS_TABLE,))
+    summary = TagSummary()
+    clock = time.perf_counter()
+    declarations = file_declarations(spark, settings.file)
+    declarations += name_rule_declarations(settings.name_rules)
+    exports = [source_declarations(spark, s) for s in settings.sources]
+    column_lineage = tables.read("column_lineage")
+    edges = tag_edges(column_lineage, settings.carry_aggregation).cache()
+    refs = column_refs(column_lineage)
+    declared = declared_rows(spark, refs, declarations, exports).cache()
+    state = {
+        STATE_KEY: tables.latest_version("column_lineage"),
+        "declared": _digest(declared),
+        "settings": _settings_key(settings),
+    }
+    summary.step_seconds["declarations"] = time.perf_counter() - clock
+    stored = _stored_state(tables)
+    if stored is not None and {k: stored.get(k) for k in state} == state:
+        summary.unchanged = True
+        summary.seconds = time.perf_counter() - started
+        logger.info("tags: declarations and column edges unchanged, nothing written")
+        edges.unpersist()
+        declared.unpersist()
+        return summary
+    clock = time.perf_counter()
+    if declared.isEmpty():
+        rows = spark.createDataFrame([], TABLES[TAGS_TABLE].schema)
+    else:
+        rows = propagate(edges, declared, settings.max_depth)
+    tables.write(TAGS_TABLE, Overwrite(rows), metadata=json.dumps(state, sort_keys=True))
+    summary.step_seconds["propagate+write"] = time.perf_counter() - clock
+    counts = {
+        r["status"]: r["count"] for r in tables.read(TAGS_TABLE).groupBy("status").count().collect()
+    }
+    summary.tags = tables.read(TAGS_TABLE).select("tag").distinct().count()
+    summary.declared = counts.get("declared", 0)
+    summary.propagated = counts.get("propagated", 0)
+    summary.masked = counts.get("masked", 0)
+    edges.unpersist()
+    declared.unpersist()
+    summary.seconds = time.perf_counter() - started
+    logger.info(
+        "tags: %d tags on %d declared, %d propagated, %d masked columns in %.1fs",
+        summary.tags,
+        summary.declared,
+        summary.propagated,
+        summary.masked,
+        summary.seconds,
+    )
+    return summary
