@@ -7,6 +7,9 @@
     lineage statement 744846f0
     lineage runs
     lineage quarantine --stage parse
+    lineage impact --drop-column raw.orders.amount --markdown impact.md
+    lineage tags raw.customers.email
+    lineage pii
 
 Tables are read in-process with delta-rs from where the job wrote them: ``conf/base.yaml`` and
 the overlays (``--config``, default ``conf/local.yaml``) of the working directory, or
@@ -263,6 +266,11 @@ def quarantine(
         lambda s: queries.quarantine(s, stage, limit),
         config=config, warehouse=warehouse, as_json=as_json,
     )  # fmt: skip
+
+
+from lineage_udfs.cli.governance import register as _register_governance  # noqa: E402
+
+_register_governance(app)  # impact, tags, pii
 
 
 def main() -> None:

@@ -68,6 +68,14 @@ class ExpressionReader(ABC):
         self.catalog = catalog
         self.indirect: set[Dep] = set()
 
+    def _configured_mask(self, node: exp.Expr) -> bool:
+        """``node`` is a (non-aggregate) function ``ParserOptions.masking_functions`` names."""
+        return (
+            isinstance(node, exp.Func)
+            and not isinstance(node, exp.AggFunc)
+            and is_masking(node, self._masking)
+        )
+
     def _test_fn(self, results: Iterable[exp.Expr | None]) -> SubFn:
         """How the tests of a conditional (CASE/IF/DECODE/NVL2 conditions, ``count_if``'s
         predicate) reach the output, given the conditional's possible results.
@@ -196,15 +204,13 @@ class ExpressionReader(ABC):
             if type(item) in _CASTS and self._keeps_type(item, env, aliases, using, prefer_alias):
                 stack.append((item.this, sub))
                 continue
-            if (
-                self._masking
-                and isinstance(item, exp.Func)
-                and not isinstance(item, exp.AggFunc)
-                and is_masking(item, self._masking)
-            ):  # a configured masking function, which its class alone does not tell
-                for child in item.iter_expressions():
-                    if not isinstance(child, exp.DataType | exp.Identifier | exp.Var):
-                        stack.append((child, step(sub, Sub.MASKED)))
+            if self._masking and self._configured_mask(item):
+                # a configured masking function, which its class alone does not tell
+                stack.extend(
+                    (arg, step(sub, Sub.MASKED))
+                    for arg in item.iter_expressions()
+                    if not isinstance(arg, exp.DataType | exp.Identifier | exp.Var)
+                )
                 continue
             plain = PLAIN_KINDS.get(type(item), UNKNOWN)
             if plain is UNKNOWN:

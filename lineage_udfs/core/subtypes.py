@@ -273,3 +273,4 @@ def is_masking(node: exp.Expr, extra: frozenset[str] = frozenset()) -> bool:
     if isinstance(node, exp.Func):
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         return name in MASKING_FUNCTIONS or name in extra
+    return False

@@ -83,9 +83,7 @@ def ref_tags(
                 out.add((*node, tag, value, "declared", 0, *origin, None, None, None, rule))
                 continue
             via = min(u for u in carry if node in carry[u] and dist[origin].get(u) == depth - 1)
-            out.add(
-                (*node, tag, value, "propagated", depth, *origin, *via, sub[(via, node)], rule)
-            )
+            out.add((*node, tag, value, "propagated", depth, *origin, *via, sub[(via, node)], rule))
         masked: dict[Ref, tuple[int, Ref, Ref]] = {}
         for u, (depth, origin) in reached.items():
             if depth >= max_depth:
@@ -162,7 +160,9 @@ def test_propagation_equals_the_brute_force_reference(
         f"  - column: {t}.{c}\n    tags: [pii]\n    value: v{i}\n"
         for i, (t, c) in enumerate(explicit)
     )
-    tags_file += "  - pattern: 's.c.*'\n    tags: [secret]\n  - column: d.nowhere\n    tags: [pii]\n"
+    tags_file += (
+        "  - pattern: 's.c.*'\n    tags: [secret]\n  - column: d.nowhere\n    tags: [pii]\n"
+    )
     settings = TagSettings(
         enabled=True,
         file=write_file(tmp_path / "tags.yaml", tags_file),
@@ -205,7 +205,10 @@ def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(
     tables = _tables(spark, tmp_path / "wh")
     write_edges(spark, tables, edges)
     path = tmp_path / "tags.yaml"
-    write_file(path, "tags:\n  - column: raw.email\n    tags: [pii]\n  - column: raw.phone\n    tags: [pii]\n")
+    write_file(
+        path,
+        "tags:\n  - column: raw.email\n    tags: [pii]\n  - column: raw.phone\n    tags: [pii]\n",
+    )
     settings = TagSettings(enabled=True, file=str(path))
     run_tag_stage(tables, settings)
     tagged = {(r[0], r[1], r[4]) for r in stored(tables)}
@@ -262,10 +265,31 @@ def test_source_exports_and_name_rules(spark: SparkSession, tmp_path: Path) -> N
     run_tag_stage(tables, settings)
     got = {(r[0], r[1], r[2], r[3], r[4], r[11]) for r in stored(tables)}
     assert got == {
-        ("db.raw.users", "ssn", "pii", "national_id", "declared", "source snowflake_tag_references"),
-        ("db.mart.users", "ssn", "pii", "national_id", "propagated", "source snowflake_tag_references"),
+        (
+            "db.raw.users",
+            "ssn",
+            "pii",
+            "national_id",
+            "declared",
+            "source snowflake_tag_references",
+        ),
+        (
+            "db.mart.users",
+            "ssn",
+            "pii",
+            "national_id",
+            "propagated",
+            "source snowflake_tag_references",
+        ),
         ("cat.raw.cards", "pan", "payment", "card", "declared", "source unity_column_tags"),
-        ("cat.mart.cards", "pan_last4", "payment", "card", "propagated", "source unity_column_tags"),
+        (
+            "cat.mart.cards",
+            "pan_last4",
+            "payment",
+            "card",
+            "propagated",
+            "source unity_column_tags",
+        ),
         ("db.raw.users", "home_phone", "pii", None, "declared", "name rule phone"),
         ("db.mart.users", "phone", "pii", None, "declared", "name rule phone"),
     }
