@@ -33,10 +33,9 @@ def _tag_rows(store: LineageStore) -> list[Row]:
 def _why(row: Row) -> str:
     if row["status"] == "declared":
         return row["rule"]
-    via = f"{row['via_table']}.{row['via_column']}"
     if row["status"] == "masked":
-        return f"masked by a masking function of {via}; stops here"
-    return f"{(row['via_subtype'] or '').lower()} of {via} ({row['rule']})"
+        return "masking function: stops here"
+    return f"DIRECT {row['via_subtype']} edge carries it"
 
 
 def _out(row: Row) -> Row:
@@ -67,14 +66,13 @@ def _stops(tags: list[Row], edges: list[Row], tagged_with: dict[str, set[Col]]) 
             if dst in tagged_with[held["tag"]] and not _masked_only(tags, dst, held["tag"]):
                 continue
             if e["transformation_type"] == "INDIRECT":
-                why = f"INDIRECT ({e['transformation_subtype']}) edge from {src[0]}.{src[1]}:" \
-                      " never carries a tag"  # fmt: skip
+                why = f"INDIRECT {e['transformation_subtype']} edge: never carries a tag"
             elif e["transformation_subtype"] == "MASKED":
-                why = f"masking function over {src[0]}.{src[1]}"
+                why = "masking function: stops here"
             elif e["transformation_subtype"] == "AGGREGATION":
-                why = f"aggregation of {src[0]}.{src[1]} (tags.carry_aggregation is off)"
+                why = "DIRECT AGGREGATION edge: not carried (tags.carry_aggregation off)"
             else:
-                why = f"past tags.max_depth from {held['origin_table']}.{held['origin_column']}"
+                why = "past tags.max_depth"
             key = (dst, held["tag"])
             status = "masked" if e["transformation_subtype"] == "MASKED" else "stopped"
             if key in found and found[key]["status"] == "masked":
@@ -215,6 +213,13 @@ def pii(store: LineageStore, tag: str = "pii", days: int = 30) -> Answer:
             }
         )
     graph = _graph(Catalog.read(store), edges, [_out(r) for r in rows])
+    masked_only = sorted(
+        t for t, mine in by_table.items() if all(r["status"] == "masked" for r in mine)
+    )
     message = None if out else f"no table holds tag {tag!r}"
+    if masked_only:
+        message = (message + "; " if message else "") + (
+            f"{tag} only masked in: {', '.join(masked_only)}"
+        )
     return Answer(f"tables holding {tag} (readers: last {days} days)", PII_COLUMNS, out, graph,
                   message, found=bool(out))  # fmt: skip
