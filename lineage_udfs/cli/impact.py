@@ -51,14 +51,14 @@ class Change:
         return self.kind != "add"
 
     def label(self) -> str:
-        what = {
-            "drop": "drop",
-            "rename": f"rename to {self.detail}",
-            "type": f"change type to {self.detail}",
-            "redefine": "new definition",
-            "add": "add",
+        name = f"{self.table}.{self.column}"
+        return {
+            "drop": f"drop {name}",
+            "rename": f"rename {name} to {self.detail}",
+            "type": f"change the type of {name} to {self.detail}",
+            "redefine": f"new definition of {name}",
+            "add": f"add {name}",
         }[self.kind]
-        return f"{what} {self.table}.{self.column}"
 
 
 # --- changes from a SQL file -------------------------------------------------------------------
