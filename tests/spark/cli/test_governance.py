@@ -79,11 +79,15 @@ def test_email_propagates_to_its_direct_reach_and_stops_at_the_mask(
         and e.transformation_subtype == "MASKED"
         and (e.target_table, e.target_column) not in carried
     }
-    indirect = {
-        (e.target_table, e.target_column)
-        for e in edges
-        if (e.source_table, e.source_column) in carried and e.transformation_type == "INDIRECT"
-    } - set(carried)
+    indirect = (
+        {
+            (e.target_table, e.target_column)
+            for e in edges
+            if (e.source_table, e.source_column) in carried and e.transformation_type == "INDIRECT"
+        }
+        - set(carried)
+        - masked
+    )  # reached only through INDIRECT edges
     rows = spark.read.format("delta").load(str(wh.base_path / "column_tags")).collect()
     got = {(r.table_name, r.column_name): r for r in rows if r.tag == "pii"}
     assert {k for k, r in got.items() if r.status != "masked"} == set(carried)
@@ -220,3 +224,17 @@ def test_sql_files_alter_and_new_definitions(
         "error: statement 1 of the SQL file is a SELECT: give ALTER TABLE, CREATE VIEW or CREATE"
         " TABLE ... AS SELECT"
     ]
+
+
+def test_html_marks_the_tagged_columns(sample_warehouse: SampleWarehouse, tmp_path: Path) -> None:
+    page = tmp_path / "email.html"
+    done = _run(sample_warehouse, "tags", "raw.customers.email", "--html", str(page))
+    assert done.returncode == 0, done.stderr
+    text = page.read_text(encoding="utf-8")
+    start = text.index("id='graph-data'>") + len("id='graph-data'>")
+    data = json.loads(text[start : text.index("</script>", start)])
+    nodes = {n["id"]: n for n in data["nodes"]}
+    contacts = nodes["marts.customer_contacts"]
+    assert "marked" in contacts["classes"].split()
+    assert "  email_hash  [pii=email masked]" in contacts["label"].splitlines()
+    assert "  email  [pii=email]" in nodes["marts.dim_customer"]["label"].splitlines()
