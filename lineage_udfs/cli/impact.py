@@ -404,7 +404,10 @@ def markdown(answer: Answer, breaking: bool) -> str:
             readers = ", ".join(r["users"]) or "-"
             if r["user_count"] > len(r["users"]):
                 readers += f" and {r['user_count'] - len(r['users'])} more"
-            readers += f"; {r['statement_count']} statements, {r['reads']} reads"
+            n, reads = r["statement_count"], r["reads"]
+            readers += (
+                f"; {n} statement{'' if n == 1 else 's'}, {reads} read{'' if reads == 1 else 's'}"
+            )
             path = " → ".join(f"`{p}`" for p in r["path"])
             owner = r["owner"] or "-"
             lines.append(f"| `{r['column']}` | {r['impact']} | {path} | {owner} | {readers} |")
