@@ -189,6 +189,7 @@ def test_propagation_equals_the_brute_force_reference(
     statuses = {row[4] for row in expected}
     assert {"declared", "propagated", "masked"} <= statuses  # the graphs exercise every rule
     assert summary.declared + summary.propagated + summary.masked == len(expected)
+    assert summary.unknown == 1  # d.nowhere
 
 
 def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(

@@ -69,6 +69,9 @@ class TagSummary:
     declared: int = 0
     propagated: int = 0
     masked: int = 0
+    unknown: int = 0
+    """Declared columns no column edge names: their tag goes nowhere (a typo, or a column no
+    logged statement reads yet); a WARNING names the first few."""
     unchanged: bool = False
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)
@@ -446,6 +449,16 @@ def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
         declared.unpersist()
         return summary
     clock = time.perf_counter()
+    unknown = declared.select("ref").distinct().join(refs, "ref", "left_anti")
+    summary.unknown = unknown.count()
+    if summary.unknown:
+        first = sorted(r["ref"].replace(SEP, ".") for r in unknown.limit(5).collect())
+        logger.warning(
+            "tags: %d declared column(s) named by no column edge, their tags go nowhere: %s%s",
+            summary.unknown,
+            ", ".join(first),
+            ", ..." if summary.unknown > len(first) else "",
+        )
     if declared.isEmpty():
         rows = spark.createDataFrame([], TABLES[TAGS_TABLE].schema)
     else:
