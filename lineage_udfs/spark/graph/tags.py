@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import yaml
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.core.errors import InputError, one_line
@@ -46,6 +46,7 @@ from lineage_udfs.core.tags import (
     parse_tags_file,
 )
 from lineage_udfs.settings import TagSettings, TagSourceSettings
+from lineage_udfs.sources.tags import tag_export
 from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
 from lineage_udfs.spark.graph.frames import SEP, dense_ids
 from lineage_udfs.spark.graph.kernels import Csr, spread_tag
@@ -97,56 +98,15 @@ def file_declarations(spark: SparkSession, path: str | None) -> list[Declaration
     return parse_tags_file(data, f"tags file {path}")
 
 
-def _lower_col(raw: DataFrame, name: str) -> Column:
-    by_lower = {c.lower(): c for c in raw.columns}
-    if name not in by_lower:
-        raise InputError(f"tag export lacks column {name!r}; has {sorted(raw.columns)}")
-    return F.trim(F.col(f"`{by_lower[name]}`").cast("string"))
-
-
-def _read_export(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
-    reader = spark.read
-    try:
-        if source.format == "csv":
-            return reader.options(header="true", multiLine="true", escape='"').csv(source.path)
-        if source.format == "jsonl":
-            return reader.json(source.path)
-        return reader.format(source.format).load(source.path)
-    except Exception as exc:
-        raise InputError(
-            f"cannot read the tag export {source.path} ({source.preset}): {one_line(exc)}"
-        ) from exc
-
-
 def source_declarations(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
-    """The (ref, tag, rank, rule, value) rows of one tag export (``TagSourceSettings``)."""
-    raw = _read_export(spark, source)
-    if source.preset == "snowflake_tag_references":
-        parts = ["object_database", "object_schema", "object_name"]
-        column, tag, value = "column_name", "tag_name", "tag_value"
-        keep = F.upper(_lower_col(raw, "domain")) == "COLUMN"
-        if "object_deleted" in {c.lower() for c in raw.columns}:
-            keep = keep & F.coalesce(_lower_col(raw, "object_deleted"), F.lit("")).isin("")
-    elif source.preset == "unity_column_tags":
-        parts = ["catalog_name", "schema_name", "table_name"]
-        column, tag, value = "column_name", "tag_name", "tag_value"
-        keep = F.lit(True)
-    else:
-        parts, column, tag, value = ["table_name"], "column_name", "tag", "tag_value"
-        keep = F.lit(True)
-    has_value = value in {c.lower() for c in raw.columns}
-    names = [_lower_col(raw, p) for p in parts[-source.name_parts :]]
-    table = F.lower(F.concat_ws(".", *names))
-    return (
-        raw.where(keep)
-        .select(
-            F.concat_ws(SEP, table, F.lower(_lower_col(raw, column))).alias("ref"),
-            F.lower(_lower_col(raw, tag)).alias("tag"),
-            F.lit(RULE_ORDER.index("source")).alias("rank"),
-            F.lit(f"source {source.preset}").alias("rule"),
-            (_lower_col(raw, value) if has_value else F.lit(None).cast("string")).alias("value"),
-        )
-        .where(F.col("ref").contains(SEP) & (F.col("tag") != ""))
+    """The (ref, tag, rank, rule, value) rows of one tag export (``sources.tags``)."""
+    rows = tag_export(spark, source)
+    return rows.select(
+        F.concat_ws(SEP, "table_name", "column_name").alias("ref"),
+        "tag",
+        F.lit(RULE_ORDER.index("source")).alias("rank"),
+        "rule",
+        "value",
     )
 
 
