@@ -50,6 +50,7 @@ from lineage_udfs.sources.tags import tag_export
 from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
 from lineage_udfs.spark.graph.frames import SEP, dense_ids
 from lineage_udfs.spark.graph.kernels import Csr, spread_tag
+from lineage_udfs.spark.graph.options import cut
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Overwrite
@@ -266,16 +267,15 @@ def propagate(edges: DataFrame, declared: DataFrame, max_depth: int) -> DataFram
         .union(declared.select("ref"))
     )
 
-    def pairs(kind: str) -> pa.Table:
-        e = edges.where(F.col("kind") == kind)
-        return _to_arrow(
-            e.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
-            .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
-            .select("s", "d"),
-            n // 4,
-        )
-
-    carry, mask = pairs("carry"), pairs("mask")
+    # both kinds in one pass over the edges
+    pairs = _to_arrow(
+        edges.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
+        .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
+        .select("s", "d", (F.col("kind") == "mask").alias("m")),
+        n // 4,
+    )
+    masking = pairs["m"].to_numpy(zero_copy_only=False)
+    src, dst = pairs["s"].to_numpy(), pairs["d"].to_numpy()
     names = sorted(r["tag"] for r in declared.select("tag").distinct().collect())
     tag_ids = spark.createDataFrame([(i, t) for i, t in enumerate(names)], "t int, tag string")
     seeded = (
@@ -287,13 +287,17 @@ def propagate(edges: DataFrame, declared: DataFrame, max_depth: int) -> DataFram
     t_col = seeded["t"].to_numpy()
     id_col = seeded["id"].to_numpy()
     graph = _TagGraph(
-        carry=Csr.of(carry["s"].to_numpy(), carry["d"].to_numpy(), n),
-        mask=Csr.of(mask["s"].to_numpy(), mask["d"].to_numpy(), n),
+        carry=Csr.of(src[~masking], dst[~masking], n),
+        mask=Csr.of(src[masking], dst[masking], n),
         seeds=[id_col[t_col == t] for t in range(len(names))],
         max_depth=max_depth,
     )
-    spread = in_tasks(
-        spark, _spread_rows, graph, np.arange(len(names), dtype=np.int64), 1, SPREAD_SCHEMA
+    # the tagged columns are few next to the graph: materialized, then broadcast into each
+    # join with the (large) ids and edges, which are only scanned
+    spread = cut(
+        in_tasks(
+            spark, _spread_rows, graph, np.arange(len(names), dtype=np.int64), 1, SPREAD_SCHEMA
+        ).join(F.broadcast(tag_ids), "t")
     )
 
     def named(col: str, alias: str) -> DataFrame:
@@ -311,19 +315,16 @@ def propagate(edges: DataFrame, declared: DataFrame, max_depth: int) -> DataFram
         F.col("kind"),
         "subtype",
     )
-    rows = (
-        spread.join(F.broadcast(tag_ids), "t")
-        .join(named("node", "node"), "node")
-        .join(named("origin", "origin"), "origin")
-        .join(named("via", "via"), "via", "left")
-        .join(
-            declared.select(
-                F.col("ref").alias("origin_ref"), "tag", "rule", F.col("value").alias("tag_value")
-            ),
-            ["origin_ref", "tag"],
-        )
-        .withColumn("kind", F.when(F.col("masked"), "mask").otherwise("carry"))
-        .join(via_subtype, ["via_ref", "node_ref", "kind"], "left")
+    rows = named("node", "node").join(F.broadcast(spread), "node")
+    rows = named("origin", "origin").join(F.broadcast(rows), "origin")
+    rows = named("via", "via").join(F.broadcast(rows), "via", "right")
+    rows = declared.select(
+        F.col("ref").alias("origin_ref"), "tag", "rule", F.col("value").alias("tag_value")
+    ).join(F.broadcast(rows), ["origin_ref", "tag"])
+    rows = via_subtype.join(
+        F.broadcast(rows.withColumn("kind", F.when(F.col("masked"), "mask").otherwise("carry"))),
+        ["via_ref", "node_ref", "kind"],
+        "right",
     )
     status = (
         F.when(F.col("depth") == 0, "declared")
