@@ -6,7 +6,8 @@
 
 Writes lineage_nodes, lineage_paths, table_closure, column_closure and graph_components;
 only the rows a changed edge can affect since the last run are recomputed unless --full-refresh
-(docs/graph.md, "Incremental runs").
+(docs/graph.md, "Incremental runs"). With ``tags.enabled`` it then carries the column tags
+into column_tags (docs/tags.md).
 ``--path FROM TO`` writes nothing: it prints every shortest path from table FROM to table TO
 (GraphFrames BFS over table_lineage).
 """

@@ -205,6 +205,57 @@ class GraphSettings(StrictModel):
         return data
 
 
+TAG_PRESETS = ("snowflake_tag_references", "unity_column_tags", "column_tags")
+"""Tag exports the ``tags.sources`` entries read (``lineage_udfs.spark.graph.tags``)."""
+
+
+class TagSourceSettings(StrictModel):
+    """One export of a source's column tags, read as declarations of kind ``source``.
+
+    Presets: ``snowflake_tag_references`` (``SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES``: the
+    ``DOMAIN = 'COLUMN'`` rows not deleted; ``OBJECT_DATABASE``, ``OBJECT_SCHEMA``,
+    ``OBJECT_NAME``, ``COLUMN_NAME``, ``TAG_NAME``, ``TAG_VALUE``), ``unity_column_tags``
+    (Unity Catalog ``information_schema.column_tags``: ``catalog_name``, ``schema_name``,
+    ``table_name``, ``column_name``, ``tag_name``, ``tag_value``) and ``column_tags`` (any
+    export with ``table_name``, ``column_name``, ``tag`` and optionally ``tag_value``)."""
+
+    preset: Literal["snowflake_tag_references", "unity_column_tags", "column_tags"]
+    path: str
+    """File, folder, glob or Delta table of the export."""
+    format: Literal["csv", "jsonl", "parquet", "delta"] = "csv"
+    name_parts: int = Field(3, ge=1, le=3)
+    """How many trailing parts of ``database.schema.table`` name a table in the lineage tables
+    (2 when the logs name tables ``schema.table``, as the parser does without a default
+    catalog)."""
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        return resolve_path(value)
+
+
+class TagSettings(StrictModel):
+    """Column tags and their propagation over the column lineage (the ``column_tags`` table;
+    docs/tags.md)."""
+
+    enabled: bool = False
+    """Run the tag propagation after the graph stage (and in ``jobs/analyze_graph.py``)."""
+    file: str | None = None
+    """The tags file (YAML or JSON: explicit columns and name patterns; docs/tags.md)."""
+    sources: list[TagSourceSettings] = Field(default_factory=list)
+    name_rules: bool | list[str] = False
+    """Built-in column-name rules (``core.tags.NAME_RULES``): true for all, or their names."""
+    carry_aggregation: bool = True
+    """A DIRECT/AGGREGATION edge carries a tag (``sum(amount)`` of a tagged ``amount``)."""
+    max_depth: int = Field(10, ge=1, le=20)
+    """Hops a tag travels from the column it was declared on."""
+
+    @field_validator("file")
+    @classmethod
+    def _absolute_file(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
+
+
 StorageLevelName = Literal["DISK_ONLY", "MEMORY_AND_DISK", "MEMORY_AND_DISK_DESER", "MEMORY_ONLY"]
 """Names of ``pyspark.StorageLevel`` constants the job accepts for its intermediate results."""
 
@@ -373,6 +424,7 @@ class JobSettings(StrictModel):
     spark: SparkSettings = SparkSettings()
     logging: LoggingSettings = LoggingSettings()
     graph: GraphSettings = GraphSettings()
+    tags: TagSettings = TagSettings()
     openlineage: OpenLineageSettings = OpenLineageSettings()
     execution: ExecutionSettings = ExecutionSettings()
     lineage: LineageSettings = LineageSettings()

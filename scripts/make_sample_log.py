@@ -46,6 +46,10 @@ def _spark_etl(day: date) -> list[str]:
         "WHEN MATCHED THEN UPDATE SET t.email = s.email, t.country = s.country\n"
         "WHEN NOT MATCHED THEN INSERT (customer_id, email, country) "
         "VALUES (s.customer_id, s.email, s.country)",
+        # contacts for the marketing tool: the address only as a hash (a masking function)
+        "INSERT OVERWRITE marts.customer_contacts\n"
+        "SELECT customer_id, sha2(email, 256) AS email_hash, country\n"
+        "FROM staging.stg_customers WHERE email IS NOT NULL",
     ]
 
 

@@ -8,6 +8,9 @@
     lineage runs
     lineage quarantine --stage parse
     lineage freshness reports.daily_revenue   (and owner, usage, alerts: cli.activity_commands)
+    lineage impact --drop-column raw.orders.amount --markdown impact.md
+    lineage tags raw.customers.email
+    lineage pii
 
 Tables are read in-process with delta-rs from where the job wrote them: ``conf/base.yaml`` and
 the overlays (``--config``, default ``conf/local.yaml``) of the working directory, or
@@ -267,9 +270,11 @@ def quarantine(
 
 
 def _register_commands() -> None:
-    from lineage_udfs.cli.activity_commands import register
+    from lineage_udfs.cli.activity_commands import register as register_activity
+    from lineage_udfs.cli.governance import register as register_governance
 
-    register(app)
+    register_activity(app)  # freshness, owner, usage, alerts
+    register_governance(app)  # impact, tags, pii
 
 
 _register_commands()

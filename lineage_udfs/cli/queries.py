@@ -74,6 +74,8 @@ class Graph:
     focus_column: str | None = None
     nodes: dict[str, GraphNode] = field(default_factory=dict)
     edges: dict[tuple[str, str], GraphEdge] = field(default_factory=dict)
+    marks: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(table, column) -> what to highlight it with (a tag, an impact); drawn on the column."""
 
     def node(self, name: str, kinds: dict[str, str]) -> GraphNode:
         if name not in self.nodes:
@@ -124,6 +126,7 @@ class Graph:
                     "distance": n.distance,
                     "status": n.status,
                     "layer": layers.get(n.name, 0),
+                    "marks": {c: m for (t, c), m in sorted(self.marks.items()) if t == n.name},
                 }
                 for n in sorted(self.nodes.values(), key=lambda n: (layers.get(n.name, 0), n.name))
             ],

@@ -33,6 +33,7 @@ html, body { margin: 0; height: 100%; font: 13px system-ui, sans-serif; color: #
 #panel table { border-collapse: collapse; width: 100%; font-size: 12px; }
 #panel td, #panel th { border-bottom: 1px solid #eef1f4; padding: 2px 4px; text-align: left; }
 #labels { display: none; }
+#panel td.mark { color: #c92a2a; }
 """
 
 _SCRIPT = """
@@ -61,6 +62,8 @@ const cy = cytoscape({
       'border-width': 3, 'border-style': 'dashed'}},
     {selector: 'node.stopped', style: {'background-color': '#ffe3e3', 'border-color': '#c92a2a',
       'border-width': 3, 'border-style': 'dashed'}},
+    {selector: 'node.marked', style: {'border-width': 3, 'border-color': '#c92a2a',
+      'background-color': '#fff5f5'}},
     {selector: 'node.focus', style: {'border-width': 4, 'border-color': '#e8590c',
       'background-color': '#fff1e6'}},
     {selector: 'node:selected', style: {'border-color': '#1c7ed6', 'border-width': 4}},
@@ -85,7 +88,9 @@ function showNode(n) {
     '<p><b>from</b> ' + (ins.map(esc).join(', ') || '-') + '<br><b>to</b> ' +
     (outs.map(esc).join(', ') || '-') + '</p><table><tr><th>columns (' +
     node.columns.length + ')</th></tr>' +
-    node.columns.map(c => '<tr><td>' + esc(c) + '</td></tr>').join('') + '</table>';
+    node.columns.map(c => '<tr><td' + (node.marks[c] ? ' class="mark"' : '') + '>' + esc(c) +
+      (node.marks[c] ? ' <b>[' + esc(node.marks[c]) + ']</b>' : '') + '</td></tr>').join('') +
+    '</table>';
 }
 function showEdge(e) {
   const edge = data.edges[e.data('index')];
@@ -107,7 +112,11 @@ cy.nodes().sort((a, b) => a.position('x') - b.position('x') || a.position('y') -
   .forEach(n => { const li = document.createElement('li'); li.textContent = n.id();
     li.dataset.x = Math.round(n.position('x')); li.dataset.kind = n.data('kind');
     for (const s of ['late', 'stopped']) if (n.hasClass(s)) li.dataset.status = s;
-    if (n.hasClass('focus')) li.dataset.focus = 'true'; list.appendChild(li); });
+    if (n.hasClass('focus')) li.dataset.focus = 'true';
+    const marks = data.nodes.find(x => x.id === n.id()).marks;
+    if (Object.keys(marks).length) li.dataset.marks = Object.entries(marks)
+      .map(([c, m]) => c + ':' + m).join(',');
+    list.appendChild(li); });
 document.body.dataset.rendered = String(cy.nodes().length);
 """
 
@@ -117,9 +126,14 @@ def graph_page_data(graph: Graph) -> dict[str, Any]:
     data = graph.to_dict()
     for node in data["nodes"]:
         columns = node["columns"]
+        marks = node["marks"]
+        # marked columns first, so a highlighted one is never among the "more"
+        ordered = [c for c in columns if c in marks] + [c for c in columns if c not in marks]
         shown = [
-            ("* " if graph.focus_column == c and node["id"] == graph.focus else "  ") + c
-            for c in columns[:MAX_COLUMNS_SHOWN]
+            ("* " if graph.focus_column == c and node["id"] == graph.focus else "  ")
+            + c
+            + (f"  [{marks[c]}]" if c in marks else "")
+            for c in ordered[:MAX_COLUMNS_SHOWN]
         ]
         if len(columns) > MAX_COLUMNS_SHOWN:
             shown.append(f"  ... {len(columns) - MAX_COLUMNS_SHOWN} more")
@@ -127,8 +141,16 @@ def graph_page_data(graph: Graph) -> dict[str, Any]:
         node["label"] = "\n".join(lines)
         node["width"] = max(len(line) for line in lines) * 7 + 24
         node["height"] = len(lines) * 14 + 16
-        focus = "focus" if node["id"] == graph.focus else ""
-        node["classes"] = " ".join(c for c in (node["kind"], node.get("status"), focus) if c)
+        node["classes"] = " ".join(
+            c
+            for c in (
+                node["kind"],
+                node.get("status"),
+                "focus" if node["id"] == graph.focus else "",
+                "marked" if marks else "",
+            )
+            if c
+        )
     return data
 
 
@@ -181,7 +203,11 @@ def to_dot(graph: Graph, title: str) -> str:
         ]
         for column in node.columns[:MAX_COLUMNS_SHOWN]:
             mark = "<b>* </b>" if focus and column == graph.focus_column else ""
-            rows.append(f'<tr><td align="left">{mark}{html.escape(column)}</td></tr>')
+            tagged = graph.marks.get((name, column))
+            text = html.escape(column) + (
+                f' <font color="#c92a2a"><b>[{html.escape(tagged)}]</b></font>' if tagged else ""
+            )
+            rows.append(f'<tr><td align="left">{mark}{text}</td></tr>')
         if len(node.columns) > MAX_COLUMNS_SHOWN:
             rows.append(
                 f'<tr><td align="left"><i>... {len(node.columns) - MAX_COLUMNS_SHOWN} more'

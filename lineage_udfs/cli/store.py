@@ -21,6 +21,7 @@ TABLES: tuple[str, ...] = (
     "lineage_paths",
     "table_closure",
     "column_closure",
+    "column_tags",
     "graph_components",
     "openlineage_emissions",
     "source_state",

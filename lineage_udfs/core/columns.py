@@ -54,6 +54,7 @@ def extract_column_edges(
     catalog: CatalogIndex | None = None,
     *,
     conditions_as_direct: bool = False,
+    masking_functions: Iterable[str] = (),
 ) -> ColumnLineage:
     """Column lineage of one statement, given its table tier result.
 
@@ -65,6 +66,8 @@ def extract_column_edges(
         conditions_as_direct: count CASE/IF conditions, window PARTITION/ORDER BY columns
             and selector arguments (aggregate ORDER BY, ``max_by`` keys, ``count_if``
             conditions) as DIRECT (the peers' convention) instead of INDIRECT.
+        masking_functions: more function names (lower case) whose output masks their input
+            (DIRECT/MASKED), besides the built-in ones.
 
     Returns:
         Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
@@ -78,7 +81,7 @@ def extract_column_edges(
         ...        for e in lin.edges)
         [('x', 'a', 'TRANSFORMATION'), ('y', 'a', 'FILTER')]
     """
-    resolver = Resolver(ctx, catalog or CatalogIndex(), conditions_as_direct)
+    resolver = Resolver(ctx, catalog or CatalogIndex(), conditions_as_direct, masking_functions)
     target = tables.targets[0] if tables.targets else None
     pairs: list[tuple[str, frozenset[Dep]]] = []
     star_sources: tuple[str, ...] = ()

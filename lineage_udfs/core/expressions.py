@@ -54,14 +54,27 @@ class ExpressionReader(ABC):
     """
 
     def __init__(
-        self, ctx: NameContext, catalog: CatalogIndex, conditions_as_direct: bool = False
+        self,
+        ctx: NameContext,
+        catalog: CatalogIndex,
+        conditions_as_direct: bool = False,
+        masking_functions: Iterable[str] = (),
     ) -> None:
         self.ctx = ctx
+        self._masking = frozenset(masking_functions)
         self._cond = as_direct if conditions_as_direct else cond_ctx
         self._window = as_direct if conditions_as_direct else window_ctx
         self._sort = as_direct if conditions_as_direct else sort_ctx
         self.catalog = catalog
         self.indirect: set[Dep] = set()
+
+    def _configured_mask(self, node: exp.Expr) -> bool:
+        """``node`` is a (non-aggregate) function ``ParserOptions.masking_functions`` names."""
+        return (
+            isinstance(node, exp.Func)
+            and not isinstance(node, exp.AggFunc)
+            and is_masking(node, self._masking)
+        )
 
     def _test_fn(self, results: Iterable[exp.Expr | None]) -> SubFn:
         """How the tests of a conditional (CASE/IF/DECODE/NVL2 conditions, ``count_if``'s
@@ -191,6 +204,14 @@ class ExpressionReader(ABC):
             if type(item) in _CASTS and self._keeps_type(item, env, aliases, using, prefer_alias):
                 stack.append((item.this, sub))
                 continue
+            if self._masking and self._configured_mask(item):
+                # a configured masking function, which its class alone does not tell
+                stack.extend(
+                    (arg, step(sub, Sub.MASKED))
+                    for arg in item.iter_expressions()
+                    if not isinstance(arg, exp.DataType | exp.Identifier | exp.Var)
+                )
+                continue
             plain = PLAIN_KINDS.get(type(item), UNKNOWN)
             if plain is UNKNOWN:
                 plain = plain_kind(type(item))
@@ -306,7 +327,7 @@ class ExpressionReader(ABC):
                 child_sub = sub
             elif isinstance(item, exp.AggFunc):
                 child_sub = step(sub, Sub.AGGREGATION)
-            elif is_masking(item):
+            elif is_masking(item, self._masking):
                 child_sub = step(sub, Sub.MASKED)
             elif isinstance(item, exp.Literal | exp.Null | exp.Boolean | exp.Placeholder):
                 continue

@@ -68,6 +68,12 @@ class ParserOptions:
             except the conditions of a conditional whose results are all constants (a value
             mapping such as ``CASE WHEN age < 18 THEN 'minor' ELSE 'adult' END``), which the
             output is derived from: DIRECT either way.
+        masking_functions: more function names (masking UDFs, e.g. ``mask_email``) whose
+            output masks their input, besides the built-in list
+            (:data:`~lineage_udfs.core.subtypes.MASKING_FUNCTIONS`: ``sha2``, ``md5``,
+            ``hash``, ``mask`` …): a DIRECT use through one is subtype MASKED, where tag
+            propagation stops. Matched case-insensitively on the function's name as sqlglot
+            reads it (a UDF by its own name).
     """
 
     default_dialect: str = "spark"
@@ -89,6 +95,12 @@ class ParserOptions:
     collapse_persistent_intermediates: bool = False
     conditions_as_direct: bool = False
     file_datasets: bool = True
+    masking_functions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # lower-cased and sorted: the same names in another order or case are the same options
+        names = tuple(sorted({str(n).strip().lower() for n in self.masking_functions} - {""}))
+        object.__setattr__(self, "masking_functions", names)
 
     def digest(self) -> str:
         """Eight hex characters that change with any option value.

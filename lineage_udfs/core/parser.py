@@ -274,6 +274,7 @@ class LineageParser:
                         ctx,
                         catalog,
                         conditions_as_direct=self.options.conditions_as_direct,
+                        masking_functions=self.options.masking_functions,
                     )
             except ParseTimeoutError:
                 step.status = ParseStatus.PARTIAL

@@ -10,6 +10,8 @@ QUALIFY / ORDER BY / CONNECT BY. Expressions are read by the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlglot import exp
 
 from lineage_udfs.core.catalog import CatalogIndex
@@ -27,12 +29,17 @@ class Resolver(ExpressionReader):
         ctx: the naming context.
         catalog: known table columns (``*`` expansion, unqualified columns in joins).
         conditions_as_direct: count conditions, window keys and sort keys as DIRECT.
+        masking_functions: more masking function names (lower case) besides the built-in ones.
     """
 
     def __init__(
-        self, ctx: NameContext, catalog: CatalogIndex, conditions_as_direct: bool = False
+        self,
+        ctx: NameContext,
+        catalog: CatalogIndex,
+        conditions_as_direct: bool = False,
+        masking_functions: Iterable[str] = (),
     ) -> None:
-        super().__init__(ctx, catalog, conditions_as_direct)
+        super().__init__(ctx, catalog, conditions_as_direct, masking_functions)
         self._cte_memo: dict[int, Source] = {}
 
     def query(self, node: exp.Expr, outer: list[dict[str, Source]]) -> Source:

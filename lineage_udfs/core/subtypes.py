@@ -265,10 +265,12 @@ _CASE_BY_CASE = (
 """Classes ``expr_deps`` handles by the node, not by its class (see ``selector_args``)."""
 
 
-def is_masking(node: exp.Expr) -> bool:
+def is_masking(node: exp.Expr, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether ``node`` is a masking function: a built-in one, or one named in ``extra``
+    (lower-case names, ``ParserOptions.masking_functions``)."""
     if _MASK_TYPES and isinstance(node, _MASK_TYPES):
         return True
     if isinstance(node, exp.Func):
-        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-        return name.lower() in MASKING_FUNCTIONS
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        return name in MASKING_FUNCTIONS or name in extra
     return False

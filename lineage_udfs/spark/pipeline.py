@@ -37,6 +37,7 @@ from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.frames import reach_paths
 from lineage_udfs.spark.graph.stage import GraphSummary, run_graph_stage
+from lineage_udfs.spark.graph.tags import TagSummary, run_tag_stage
 from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage, replay_spool
 from lineage_udfs.spark.runtime.checkpoints import run_checkpoints
 from lineage_udfs.spark.runtime.concurrency import in_background
@@ -134,6 +135,17 @@ def graph_line(summary: GraphSummary) -> str:
         f" {summary.column_sources_recomputed} columns recomputed"
         f"{' (full refresh)' if summary.full_refresh else ''},"
         f" {rows} rows written, {summary.seconds:.1f} s"
+        + (f"; {tag_line(summary.tags)}" if summary.tags is not None else "")
+    )
+
+
+def tag_line(summary: TagSummary) -> str:
+    """One line for a tag propagation run."""
+    if summary.unchanged:
+        return "tags: unchanged"
+    return (
+        f"tags: {summary.tags} tags, {summary.declared} declared, {summary.propagated}"
+        f" propagated, {summary.masked} masked columns, {summary.seconds:.1f} s"
     )
 
 
@@ -221,11 +233,13 @@ def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool)
     """Recompute the graph analytics tables from the edge tables (checkpoints in a run folder
     of their own with ``execution.checkpoint_dir``, or in the one already in place)."""
     with run_checkpoints(spark, settings.execution.checkpoint_dir, uuid.uuid4().hex):
-        return run_graph_stage(
-            LineageTables(spark, settings.sink),
-            settings.graph,
-            full_refresh=full_refresh or settings.graph.full_refresh,
+        tables = LineageTables(spark, settings.sink)
+        summary = run_graph_stage(
+            tables, settings.graph, full_refresh=full_refresh or settings.graph.full_refresh
         )
+        if settings.tags.enabled:
+            summary.tags = run_tag_stage(tables, settings.tags)
+        return summary
 
 
 def extract_job(settings: JobSettings) -> str:

@@ -33,6 +33,7 @@ def _overlay(root: Path) -> dict[str, object]:
     local = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text(encoding="utf-8"))
     for source in local["sources"]:
         source["path"] = str(ROOT / source["path"])
+    local["tags"]["file"] = str(ROOT / local["tags"]["file"])
     local["sink"] = {"base_path": str(root / "lineage")}
     local["openlineage"]["transport"]["log_file_path"] = str(root / "openlineage" / "events.jsonl")
     local["openlineage"]["spool"]["path"] = str(root / "openlineage" / "spool")

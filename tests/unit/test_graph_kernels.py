@@ -163,3 +163,69 @@ def test_expansion_is_split_below_the_limit(monkeypatch: pytest.MonkeyPatch) -> 
     assert (whole.capped == split.capped).all()
     b = root_paths(csr, roots, 6, 5)
     assert a.nodes.tolist() == b.nodes.tolist() and a.truncated.tolist() == b.truncated.tolist()
+
+
+def ref_spread(
+    carry: list[tuple[int, int]], mask: list[tuple[int, int]], seeds: list[int], max_depth: int
+) -> set[tuple[int, int, int, int, bool]]:
+    """(node, depth, origin, via, masked): one BFS per seed, then the documented tie order."""
+    succ: dict[int, set[int]] = {}
+    for s, d in carry:
+        succ.setdefault(s, set()).add(d)
+    dist: dict[int, dict[int, int]] = {}
+    for seed in seeds:
+        seen, frontier = {seed: 0}, [seed]
+        for depth in range(1, max_depth + 1):
+            frontier = [d for s in frontier for d in succ.get(s, ()) if d not in seen]
+            for d in frontier:
+                seen.setdefault(d, depth)
+            frontier = sorted({d for d in frontier if seen[d] == depth})
+        dist[seed] = seen
+    out: set[tuple[int, int, int, int, bool]] = set()
+    reached: dict[int, tuple[int, int]] = {}
+    for node in {n for d in dist.values() for n in d}:
+        depth = min(d[node] for d in dist.values() if node in d)
+        origin = min(o for o in dist if dist[o].get(node) == depth)
+        reached[node] = (depth, origin)
+        via = -1
+        if depth:
+            via = min(u for u, d in carry if d == node and dist[origin].get(u) == depth - 1)
+        out.add((node, depth, origin, via, False))
+    masked: dict[int, tuple[int, int, int]] = {}
+    for u, d in mask:
+        if u in reached and d not in reached and reached[u][0] < max_depth:
+            candidate = (reached[u][0] + 1, reached[u][1], u)
+            masked[d] = min(masked.get(d, candidate), candidate)
+    out |= {(d, depth, origin, via, True) for d, (depth, origin, via) in masked.items()}
+    return out
+
+
+@pytest.mark.parametrize(("seed", "max_depth"), [(1, 3), (2, 20), (3, 6), (4, 1)])
+def test_spread_tag_matches_reference(seed: int, max_depth: int) -> None:
+    n = 90
+    edges = _random_graph(seed, n, 260)
+    rng = random.Random(seed)
+    mask = [e for e in edges if rng.random() < 0.1]
+    carry = [e for e in edges if e not in set(mask) and rng.random() < 0.85]
+    seeds = sorted(rng.sample(range(n), 4))
+    got = graph_kernels.spread_tag(
+        Csr.of([s for s, _ in carry], [d for _, d in carry], n),
+        Csr.of([s for s, _ in mask], [d for _, d in mask], n),
+        np.array(seeds, dtype=np.int64),
+        max_depth,
+    )
+    rows = set(
+        zip(
+            got.node.tolist(),
+            got.depth.tolist(),
+            got.origin.tolist(),
+            got.via.tolist(),
+            got.masked.tolist(),
+            strict=True,
+        )
+    )
+    assert len(rows) == got.node.size == len(set(got.node.tolist()))  # one row per column
+    assert rows == ref_spread(carry, mask, seeds, max_depth)
+    assert any(r[4] for r in rows)  # the graphs exercise masking
+    if max_depth <= 3:  # and the depth limit, where it is short
+        assert max(r[1] for r in rows) == max_depth

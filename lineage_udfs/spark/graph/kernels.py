@@ -308,3 +308,81 @@ def _first_paths(
     nodes = np.concatenate([p.ravel() for p in out_paths])
     truncated = np.concatenate(out_cut) | capped[rows]
     return Paths(rows, offsets, nodes, truncated)
+
+
+@dataclass(frozen=True, slots=True)
+class TagSpread:
+    """Where one tag is, from its declared columns over the lineage (parallel arrays).
+
+    Attributes:
+        node: a column holding the tag (declared, carried or masked).
+        depth: hops from its origin (0: declared).
+        origin: the declared column it came from (itself when declared).
+        via: the column of the edge it came through (-1 when declared).
+        masked: it reached the node only through a masking edge, where it stops.
+    """
+
+    node: Ids
+    depth: Ids
+    origin: Ids
+    via: Ids
+    masked: Flags
+
+
+def _first_per(keys: Ids, *order: Ids) -> Ids:
+    """Indexes of the first element per distinct ``keys`` value, ordered by ``order``
+    (lexicographic, the first array most significant)."""
+    at = np.lexsort((*reversed(order), keys))
+    k = keys[at]
+    return at[np.r_[True, k[1:] != k[:-1]]] if k.size else at
+
+
+def spread_tag(carry: Csr, mask: Csr, seeds: Ids, max_depth: int) -> TagSpread:
+    """The columns a tag declared on ``seeds`` reaches: breadth first over the ``carry``
+    edges, at most ``max_depth`` hops; a ``mask`` edge out of a reached column marks its
+    target ``masked`` (when no carry path reaches it within the limit) and goes no further.
+
+    Each reached column keeps its fewest hops, then the smallest origin id among the origins
+    at that distance, then the smallest ``via`` id among its predecessors at one hop less from
+    that origin (ids order names, so ties resolve by name). Cycles end: a column is expanded
+    once, at its first level.
+    """
+    n = carry.n
+    seeds = np.unique(np.asarray(seeds, dtype=np.int64))
+    origin = np.full(n, -1, dtype=np.int64)
+    depth = np.full(n, -1, dtype=np.int64)
+    via = np.full(n, -1, dtype=np.int64)
+    origin[seeds], depth[seeds] = seeds, 0
+    frontier = seeds
+    degree = carry.degree()
+    for level in range(1, max_depth + 1):
+        if frontier.size == 0:
+            break
+        pieces = [
+            carry.expand(frontier[part], frontier[part])
+            for part in _row_slices(frontier, degree[frontier])
+        ]
+        src = np.concatenate([p[0] for p in pieces])
+        dst = np.concatenate([p[1] for p in pieces])
+        new = depth[dst] < 0
+        src, dst = src[new], dst[new]
+        first = _first_per(dst, origin[src], src)
+        src, dst = src[first], dst[first]
+        origin[dst], depth[dst], via[dst] = origin[src], level, src
+        frontier = dst
+    carried = np.flatnonzero(depth >= 0)
+    # masking edges out of carried columns that can still take one hop
+    live = carried[depth[carried] < max_depth]
+    src, dst = mask.expand(live, live) if live.size else (live, live)
+    new = depth[dst] < 0
+    src, dst = src[new], dst[new]
+    first = _first_per(dst, depth[src], origin[src], src)
+    src, dst = src[first], dst[first]
+    node = np.concatenate([carried, dst])
+    return TagSpread(
+        node=node,
+        depth=np.concatenate([depth[carried], depth[src] + 1]),
+        origin=np.concatenate([origin[carried], origin[src]]),
+        via=np.concatenate([via[carried], src]),
+        masked=np.concatenate([np.zeros(carried.size, bool), np.ones(dst.size, bool)]),
+    )

@@ -39,6 +39,7 @@ from lineage_udfs.spark.graph.state import (
     record_state,
     stored_state,
 )
+from lineage_udfs.spark.graph.tags import TagSummary
 from lineage_udfs.spark.runtime.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Overwrite, Replace, replacement
@@ -64,6 +65,8 @@ class GraphSummary:
     step_seconds: dict[str, float] = field(default_factory=dict)
     """Seconds per step: computing components, cycles, nodes, the table closure, the paths and
     the column closure, then writing each table (``write:<table>``)."""
+    tags: TagSummary | None = None
+    """The tag propagation after the stage (``graph.tags``; None when ``tags.enabled`` is off)."""
 
 
 def _unchanged(state: dict[str, Any], started: float, why: str) -> GraphSummary:

@@ -487,6 +487,39 @@ COLUMN_CLOSURE = _table(
     comments={"truncated": _CLOSURE_TRUNCATED},
 )
 
+COLUMN_TAGS = _table(
+    "column_tags",
+    "One row per (column, tag): declared (tags file, source export, name rule), carried "
+    "downstream over DIRECT column edges, or masked (reached only through a masking "
+    "function, where it stops); with the provenance of the row (docs/tags.md).",
+    ("table_name", "column_name", "tag"),
+    [
+        ("table_name", StringType()),
+        ("column_name", StringType()),
+        ("tag", StringType()),
+        ("tag_value", StringType()),
+        ("status", StringType()),
+        ("depth", IntegerType()),
+        ("origin_table", StringType()),
+        ("origin_column", StringType()),
+        ("via_table", StringType()),
+        ("via_column", StringType()),
+        ("via_subtype", StringType()),
+        ("rule", StringType()),
+    ],
+    comments={
+        "tag_value": "the value declared with the tag at its origin (Snowflake TAG_VALUE …)",
+        "status": "declared / propagated / masked (docs/tags.md, 'Conflicts')",
+        "depth": "hops from the origin column (0: declared here)",
+        "origin_table": "table of the declared column the tag came from",
+        "origin_column": "the declared column the tag came from",
+        "via_table": "table of the column of the edge the tag came through (null: declared)",
+        "via_column": "the column of the edge the tag came through (null: declared)",
+        "via_subtype": "subtype of that edge: IDENTITY, TRANSFORMATION, AGGREGATION or MASKED",
+        "rule": "the declaration at the origin: column X, source P, pattern G or name rule R",
+    },
+)
+
 GRAPH_COMPONENTS = _table(
     "graph_components",
     "One row per connected component: signature of its edges (incremental runs recompute the "
@@ -765,6 +798,7 @@ TABLES: dict[str, TableSpec] = {
         LINEAGE_PATHS,
         TABLE_CLOSURE,
         COLUMN_CLOSURE,
+        COLUMN_TAGS,
         GRAPH_COMPONENTS,
         OPENLINEAGE_EMISSIONS,
         SOURCE_STATE,

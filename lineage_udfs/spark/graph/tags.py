@@ -1,0 +1,447 @@
+"""Column tags over the column lineage: declarations in, propagation, the ``column_tags`` table.
+
+Declarations (``core.tags``: the tags file, the source exports of ``tags.sources``, the name
+rules) become one declared row per (column, tag), the strongest declaration's
+(``core.tags.RULE_ORDER``). Each tag then spreads from its declared columns over the column
+edges (``graph.kernels.spread_tag``, in Spark tasks over the broadcast arrays):
+
+* DIRECT edges of subtype IDENTITY and TRANSFORMATION carry it; AGGREGATION carries it unless
+  ``tags.carry_aggregation`` is off (``count(*)`` reads no column, so it has no edge at all);
+* a DIRECT edge of subtype MASKED (a hashing or masking function: the parser's built-in list
+  plus ``parser.masking_functions``) marks its target ``masked`` and stops there;
+* INDIRECT edges (filters, joins, grouping …) never carry it;
+* at most ``tags.max_depth`` hops; a column is expanded once, so cycles end.
+
+Conflicts, per (column, tag), in this order: declared beats propagated beats masked (a column
+with a carrying path keeps the tag even when another path masks it); among declarations the
+``RULE_ORDER``; among propagated rows the fewest hops, then the smallest origin name, then the
+smallest ``via`` name. So one row per (column, tag), never a silent choice.
+
+The table is recomputed as a whole when an input changed (the column edges, a declaration, a
+setting) and overwritten in one commit, so a tag removed upstream is gone downstream after the
+next run; a run whose inputs did not change writes nothing (the commit records the inputs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import yaml
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lineage_udfs.core.errors import InputError, one_line
+from lineage_udfs.core.tags import (
+    RULE_ORDER,
+    Declaration,
+    name_rule_declarations,
+    parse_tags_file,
+)
+from lineage_udfs.settings import TagSettings, TagSourceSettings
+from lineage_udfs.sources.tags import tag_export
+from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
+from lineage_udfs.spark.graph.frames import SEP, dense_ids
+from lineage_udfs.spark.graph.kernels import Csr, spread_tag
+from lineage_udfs.spark.graph.options import cut
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Overwrite
+
+logger = logging.getLogger(__name__)
+
+TAGS_TABLE = "column_tags"
+STATE_KEY = "column_tags_inputs"
+CARRY = ("IDENTITY", "TRANSFORMATION")
+MASKED = "MASKED"
+
+
+@dataclass
+class TagSummary:
+    """What one tag run did."""
+
+    tags: int = 0
+    declared: int = 0
+    propagated: int = 0
+    masked: int = 0
+    unknown: int = 0
+    """Declared columns no column edge names: their tag goes nowhere (a typo, or a column no
+    logged statement reads yet); a WARNING names the first few."""
+    unchanged: bool = False
+    seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+
+# --- declarations ---------------------------------------------------------------------------
+
+
+def file_declarations(spark: SparkSession, path: str | None) -> list[Declaration]:
+    """The declarations of the tags file at ``path`` (read through Spark: any file system)."""
+    if path is None:
+        return []
+    try:
+        rows = spark.read.text(path, wholetext=True).collect()
+    except Exception as exc:
+        raise InputError(f"cannot read the tags file {path}: {one_line(exc)}") from exc
+    if not rows:
+        raise InputError(f"cannot read the tags file {path}: no such file")
+    try:
+        data = yaml.safe_load(rows[0][0])
+    except yaml.YAMLError as exc:
+        raise InputError(f"tags file {path}: not YAML or JSON: {one_line(exc)}") from exc
+    return parse_tags_file(data, f"tags file {path}")
+
+
+def source_declarations(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
+    """The (ref, tag, rank, rule, value) rows of one tag export (``sources.tags``)."""
+    rows = tag_export(spark, source)
+    return rows.select(
+        F.concat_ws(SEP, "table_name", "column_name").alias("ref"),
+        "tag",
+        F.lit(RULE_ORDER.index("source")).alias("rank"),
+        "rule",
+        "value",
+    )
+
+
+def declared_rows(
+    spark: SparkSession, refs: DataFrame, declarations: list[Declaration], exports: list[DataFrame]
+) -> DataFrame:
+    """One ``(ref, tag, rule, value)`` row per declared (column, tag): the strongest
+    declaration's (``core.tags.precedence``). ``refs``: ``(ref)`` the columns patterns match."""
+    schema = "ref string, tag string, rank int, rule string, value string"
+    explicit = spark.createDataFrame(
+        [
+            (_sep_ref(d.column), d.tag, RULE_ORDER.index(d.kind), d.rule, d.value)
+            for d in declarations
+            if d.column is not None
+        ],
+        schema,
+    )
+    globbed = [d for d in declarations if d.column is None]
+    found = [explicit, *exports]
+    if globbed:
+        patterns = spark.createDataFrame(
+            [
+                (
+                    "^" + fnmatch.translate(_glob(d)),
+                    d.kind == "name rule",
+                    d.tag,
+                    RULE_ORDER.index(d.kind),
+                    d.rule,
+                    d.value,
+                )
+                for d in globbed
+                if d.pattern is not None
+            ],
+            "regex string, on_column boolean, tag string, rank int, rule string, value string",
+        )
+        name = F.split(F.col("ref"), SEP)
+        dotted = F.concat_ws(".", name.getItem(0), F.get(name, 1))
+        subject = F.when(F.col("on_column"), F.get(name, 1)).otherwise(dotted)
+        found.append(
+            refs.crossJoin(F.broadcast(patterns))
+            .where(F.regexp_like(subject, F.col("regex")))
+            .select("ref", "tag", "rank", "rule", "value")
+        )
+    rows = found[0]
+    for more in found[1:]:
+        rows = rows.unionByName(more)
+    best = F.min(F.struct("rank", "rule", F.coalesce("value", F.lit("")).alias("v"), "value"))
+    return (
+        rows.groupBy("ref", "tag")
+        .agg(best.alias("b"))
+        .select("ref", "tag", F.col("b.rule").alias("rule"), F.col("b.value").alias("value"))
+    )
+
+
+def _glob(d: Declaration) -> str:
+    """The glob of a pattern declaration (a name rule's is matched on the column name)."""
+    assert d.pattern is not None
+    return d.pattern
+
+
+def _sep_ref(dotted: str) -> str:
+    table, _, column = dotted.rpartition(".")
+    return f"{table}{SEP}{column}"
+
+
+def column_refs(column_lineage: DataFrame) -> DataFrame:
+    """``(ref)``: every column the column lineage names, at either end of any edge."""
+    ends = [("source_table", "source_column"), ("target_table", "target_column")]
+    frames = [
+        column_lineage.where(F.col(t).isNotNull() & F.col(c).isNotNull()).select(
+            F.concat_ws(SEP, t, c).alias("ref")
+        )
+        for t, c in ends
+    ]
+    return frames[0].union(frames[1]).distinct()
+
+
+# --- edges and propagation ------------------------------------------------------------------
+
+
+def tag_edges(column_lineage: DataFrame, carry_aggregation: bool) -> DataFrame:
+    """``(src, dst, kind, subtype)``: the DIRECT column edges that carry a tag (``carry``,
+    the weakest subtype among the statements that make the edge) or mask it (``mask``; an
+    edge both carries and masks when different statements do each)."""
+    carrying = [*CARRY, *(["AGGREGATION"] if carry_aggregation else [])]
+    sub = F.col("transformation_subtype")
+    kind = F.when(sub.isin(*carrying), "carry").when(sub == MASKED, "mask")
+    rank = F.array_position(F.array(*[F.lit(s) for s in [*carrying, MASKED]]), sub)
+    edges = column_lineage.where(
+        (F.col("transformation_type") == "DIRECT")
+        & F.col("source_column").isNotNull()
+        & F.col("target_column").isNotNull()
+        & F.col("source_table").isNotNull()
+        & F.col("target_table").isNotNull()
+    ).select(
+        F.concat_ws(SEP, "source_table", "source_column").alias("src"),
+        F.concat_ws(SEP, "target_table", "target_column").alias("dst"),
+        kind.alias("kind"),
+        rank.alias("rank"),
+        sub.alias("subtype"),
+    )
+    return (
+        edges.where(F.col("kind").isNotNull())
+        .groupBy("src", "dst", "kind")
+        .agg(F.min(F.struct("rank", "subtype")).getField("subtype").alias("subtype"))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _TagGraph:
+    carry: Csr
+    mask: Csr
+    seeds: list[np.ndarray]
+    max_depth: int
+
+
+def _spread_rows(graph: _TagGraph, tags: np.ndarray) -> pa.RecordBatch:
+    parts = []
+    for t in tags.tolist():
+        s = spread_tag(graph.carry, graph.mask, graph.seeds[t], graph.max_depth)
+        parts.append(
+            pa.RecordBatch.from_arrays(
+                [
+                    pa.array(np.full(s.node.size, t, dtype=np.int32)),
+                    pa.array(s.node),
+                    pa.array(s.depth.astype(np.int32)),
+                    pa.array(s.origin),
+                    pa.array(s.via, mask=s.via < 0),
+                    pa.array(s.masked),
+                ],
+                names=["t", "node", "depth", "origin", "via", "masked"],
+            )
+        )
+    if not parts:
+        return pa.RecordBatch.from_pylist([], schema=pa.schema(_SPREAD_FIELDS))
+    return pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+
+
+_SPREAD_FIELDS = [
+    ("t", pa.int32()),
+    ("node", pa.int64()),
+    ("depth", pa.int32()),
+    ("origin", pa.int64()),
+    ("via", pa.int64()),
+    ("masked", pa.bool_()),
+]
+SPREAD_SCHEMA = "t int, node long, depth int, origin long, via long, masked boolean"
+
+
+def propagate(edges: DataFrame, declared: DataFrame, max_depth: int) -> DataFrame:
+    """The ``column_tags`` rows of the ``declared`` rows (``declared_rows``) spread over the
+    ``edges`` (``tag_edges``, materialized)."""
+    spark = edges.sparkSession
+    ids, n = dense_ids(
+        edges.select(F.col("src").alias("name"))
+        .union(edges.select("dst"))
+        .union(declared.select("ref"))
+    )
+
+    # both kinds in one pass over the edges
+    pairs = _to_arrow(
+        edges.join(ids.select(F.col("name").alias("src"), F.col("id").alias("s")), "src")
+        .join(ids.select(F.col("name").alias("dst"), F.col("id").alias("d")), "dst")
+        .select("s", "d", (F.col("kind") == "mask").alias("m")),
+        n // 4,
+    )
+    masking = pairs["m"].to_numpy(zero_copy_only=False)
+    src, dst = pairs["s"].to_numpy(), pairs["d"].to_numpy()
+    names = sorted(r["tag"] for r in declared.select("tag").distinct().collect())
+    tag_ids = spark.createDataFrame([(i, t) for i, t in enumerate(names)], "t int, tag string")
+    seeded = (
+        declared.join(F.broadcast(tag_ids), "tag")
+        .join(ids.withColumnRenamed("name", "ref"), "ref")
+        .select("t", "id")
+        .toArrow()
+    )
+    t_col = seeded["t"].to_numpy()
+    id_col = seeded["id"].to_numpy()
+    graph = _TagGraph(
+        carry=Csr.of(src[~masking], dst[~masking], n),
+        mask=Csr.of(src[masking], dst[masking], n),
+        seeds=[id_col[t_col == t] for t in range(len(names))],
+        max_depth=max_depth,
+    )
+    # the tagged columns are few next to the graph: materialized, then broadcast into each
+    # join with the (large) ids and edges, which are only scanned
+    spread = cut(
+        in_tasks(
+            spark, _spread_rows, graph, np.arange(len(names), dtype=np.int64), 1, SPREAD_SCHEMA
+        ).join(F.broadcast(tag_ids), "t")
+    )
+
+    def named(col: str, alias: str) -> DataFrame:
+        parts = F.split(F.col("name"), SEP)
+        return ids.select(
+            F.col("id").alias(col),
+            parts.getItem(0).alias(f"{alias}_table"),
+            F.get(parts, 1).alias(f"{alias}_column"),
+            F.col("name").alias(f"{alias}_ref"),
+        )
+
+    via_subtype = edges.select(
+        F.col("src").alias("via_ref"),
+        F.col("dst").alias("node_ref"),
+        F.col("kind"),
+        "subtype",
+    )
+    rows = named("node", "node").join(F.broadcast(spread), "node")
+    rows = named("origin", "origin").join(F.broadcast(rows), "origin")
+    rows = named("via", "via").join(F.broadcast(rows), "via", "right")
+    rows = declared.select(
+        F.col("ref").alias("origin_ref"), "tag", "rule", F.col("value").alias("tag_value")
+    ).join(F.broadcast(rows), ["origin_ref", "tag"])
+    rows = via_subtype.join(
+        F.broadcast(rows.withColumn("kind", F.when(F.col("masked"), "mask").otherwise("carry"))),
+        ["via_ref", "node_ref", "kind"],
+        "right",
+    )
+    status = (
+        F.when(F.col("depth") == 0, "declared")
+        .when(F.col("masked"), "masked")
+        .otherwise("propagated")
+    )
+    return rows.select(
+        F.col("node_table").alias("table_name"),
+        F.col("node_column").alias("column_name"),
+        "tag",
+        "tag_value",
+        status.alias("status"),
+        "depth",
+        "origin_table",
+        "origin_column",
+        "via_table",
+        "via_column",
+        "subtype",
+        "rule",
+    ).withColumnRenamed("subtype", "via_subtype")
+
+
+# --- the stage ------------------------------------------------------------------------------
+
+
+def _settings_key(settings: TagSettings) -> str:
+    return json.dumps(
+        {"carry_aggregation": settings.carry_aggregation, "max_depth": settings.max_depth},
+        sort_keys=True,
+    )
+
+
+def _digest(declared: DataFrame) -> str:
+    h = F.xxhash64("ref", "tag", "rule", "value")
+    row = declared.agg(
+        F.count(F.lit(1)),
+        F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF))),
+        F.sum(F.shiftrightunsigned(h, 32)),
+    ).first()
+    assert row is not None
+    text = f"{row[0]}:{row[1] or 0:x}:{row[2] or 0:x}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
+    for commit in tables.recent_commits(TAGS_TABLE, 5):
+        try:
+            state = json.loads(commit["userMetadata"] or "")
+        except ValueError:
+            continue
+        if isinstance(state, dict) and STATE_KEY in state:
+            return state
+    return None
+
+
+def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
+    """Recompute ``column_tags`` from the declarations and ``column_lineage`` (nothing is
+    written when neither they nor the settings changed since the last run)."""
+    started = time.perf_counter()
+    spark = tables.spark
+    tables.ensure_all((TAGS_TABLE,))
+    summary = TagSummary()
+    clock = time.perf_counter()
+    declarations = file_declarations(spark, settings.file)
+    declarations += name_rule_declarations(settings.name_rules)
+    exports = [source_declarations(spark, s) for s in settings.sources]
+    column_lineage = tables.read("column_lineage")
+    edges = tag_edges(column_lineage, settings.carry_aggregation).cache()
+    refs = column_refs(column_lineage)
+    declared = declared_rows(spark, refs, declarations, exports).cache()
+    state = {
+        STATE_KEY: tables.latest_version("column_lineage"),
+        "declared": _digest(declared),
+        "settings": _settings_key(settings),
+    }
+    summary.step_seconds["declarations"] = time.perf_counter() - clock
+    stored = _stored_state(tables)
+    if stored is not None and {k: stored.get(k) for k in state} == state:
+        summary.unchanged = True
+        summary.seconds = time.perf_counter() - started
+        logger.info("tags: declarations and column edges unchanged, nothing written")
+        edges.unpersist()
+        declared.unpersist()
+        return summary
+    clock = time.perf_counter()
+    unknown = declared.select("ref").distinct().join(refs, "ref", "left_anti")
+    summary.unknown = unknown.count()
+    if summary.unknown:
+        first = sorted(r["ref"].replace(SEP, ".") for r in unknown.limit(5).collect())
+        logger.warning(
+            "tags: %d declared column(s) named by no column edge, their tags go nowhere: %s%s",
+            summary.unknown,
+            ", ".join(first),
+            ", ..." if summary.unknown > len(first) else "",
+        )
+    if declared.isEmpty():
+        rows = spark.createDataFrame([], TABLES[TAGS_TABLE].schema)
+    else:
+        rows = propagate(edges, declared, settings.max_depth)
+    tables.write(TAGS_TABLE, Overwrite(rows), metadata=json.dumps(state, sort_keys=True))
+    summary.step_seconds["propagate+write"] = time.perf_counter() - clock
+    counts = {
+        r["status"]: r["count"] for r in tables.read(TAGS_TABLE).groupBy("status").count().collect()
+    }
+    summary.tags = tables.read(TAGS_TABLE).select("tag").distinct().count()
+    summary.declared = counts.get("declared", 0)
+    summary.propagated = counts.get("propagated", 0)
+    summary.masked = counts.get("masked", 0)
+    edges.unpersist()
+    declared.unpersist()
+    summary.seconds = time.perf_counter() - started
+    logger.info(
+        "tags: %d tags on %d declared, %d propagated, %d masked columns in %.1fs",
+        summary.tags,
+        summary.declared,
+        summary.propagated,
+        summary.masked,
+        summary.seconds,
+    )
+    return summary

@@ -1,0 +1,306 @@
+"""Tag propagation (``graph.tags``) on random column graphs, compared with a brute-force reference.
+
+The reference is plain Python: one breadth-first search per declared column over the carrying
+edges, then the documented tie order (fewest hops, smallest origin, smallest via), then the
+masking edges out of the carried columns. Graphs have cycles, self-loops and hub columns, and
+every edge type and subtype.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from lineage_udfs.core.errors import InputError
+from lineage_udfs.settings import SinkSettings, TagSettings, TagSourceSettings
+from lineage_udfs.spark.graph.tags import run_tag_stage
+from lineage_udfs.spark.storage.schemas import TABLES
+from lineage_udfs.spark.storage.tables import LineageTables
+
+Ref = tuple[str, str]  # (table, column): the order names tie-break in
+Edge = tuple[Ref, Ref, str, str]  # source, target, type, subtype
+SUBTYPES = {
+    "DIRECT": ["IDENTITY", "TRANSFORMATION", "AGGREGATION", "MASKED"],
+    "INDIRECT": ["FILTER", "JOIN", "GROUP_BY", "CONDITIONAL"],
+}
+RANK = ["IDENTITY", "TRANSFORMATION", "AGGREGATION"]
+
+# --- the brute-force reference ----------------------------------------------------------------
+
+
+def _bfs(carry: dict[Ref, set[Ref]], start: Ref, max_depth: int) -> dict[Ref, int]:
+    seen = {start: 0}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        if seen[node] == max_depth:
+            continue
+        for nxt in carry[node]:
+            if nxt not in seen:
+                seen[nxt] = seen[node] + 1
+                queue.append(nxt)
+    return seen
+
+
+def ref_tags(
+    edges: list[Edge],
+    declared: dict[tuple[Ref, str], tuple[str, str | None]],
+    *,
+    carry_aggregation: bool,
+    max_depth: int,
+) -> set[tuple[Any, ...]]:
+    carrying = RANK if carry_aggregation else RANK[:2]
+    carry: dict[Ref, set[Ref]] = defaultdict(set)
+    mask: dict[Ref, set[Ref]] = defaultdict(set)
+    sub: dict[tuple[Ref, Ref], str] = {}
+    for s, d, kind, subtype in edges:
+        if kind != "DIRECT":
+            continue
+        if subtype in carrying:
+            carry[s].add(d)
+            best = sub.get((s, d))
+            if best is None or carrying.index(subtype) < carrying.index(best):
+                sub[(s, d)] = subtype
+        elif subtype == "MASKED":
+            mask[s].add(d)
+    out: set[tuple[Any, ...]] = set()
+    for tag in {t for _, t in declared}:
+        seeds = sorted(r for r, t in declared if t == tag)
+        dist = {o: _bfs(carry, o, max_depth) for o in seeds}
+        reached: dict[Ref, tuple[int, Ref]] = {}
+        for node in {n for d in dist.values() for n in d}:
+            depth = min(d[node] for d in dist.values() if node in d)
+            origin = min(o for o in seeds if dist[o].get(node) == depth)
+            reached[node] = (depth, origin)
+        for node, (depth, origin) in reached.items():
+            rule, value = declared[(origin, tag)]
+            if depth == 0:
+                out.add((*node, tag, value, "declared", 0, *origin, None, None, None, rule))
+                continue
+            via = min(u for u in carry if node in carry[u] and dist[origin].get(u) == depth - 1)
+            out.add((*node, tag, value, "propagated", depth, *origin, *via, sub[(via, node)], rule))
+        masked: dict[Ref, tuple[int, Ref, Ref]] = {}
+        for u, (depth, origin) in reached.items():
+            if depth >= max_depth:
+                continue
+            for node in mask[u]:
+                if node in reached:
+                    continue
+                candidate = (depth + 1, origin, u)
+                if node not in masked or candidate < masked[node]:
+                    masked[node] = candidate
+        for node, (depth, origin, via) in masked.items():
+            rule, value = declared[(origin, tag)]
+            out.add((*node, tag, value, "masked", depth, *origin, *via, "MASKED", rule))
+    return out
+
+
+# --- graphs and tables ------------------------------------------------------------------------
+
+
+def random_graph(seed: int, n_columns: int = 60, n_edges: int = 160) -> list[Edge]:
+    """Columns over a few tables; a quarter of the edges touch one of two hubs; cycles and
+    self-loops come from the uniform choice of both ends."""
+    rng = random.Random(seed)
+    tables = ["a", "b", "s.c", "s.c_x", "d"]
+    cols = sorted({(rng.choice(tables), f"c{rng.randrange(n_columns)}") for _ in range(n_columns)})
+    hubs = cols[:2]
+    edges = []
+    for _ in range(n_edges):
+        s = rng.choice(hubs) if rng.random() < 0.25 else rng.choice(cols)
+        d = rng.choice(hubs) if rng.random() < 0.1 else rng.choice(cols)
+        kind = "DIRECT" if rng.random() < 0.75 else "INDIRECT"
+        edges.append((s, d, kind, rng.choice(SUBTYPES[kind])))
+    return edges
+
+
+def _tables(spark: SparkSession, base: Path) -> LineageTables:
+    return LineageTables(spark, SinkSettings(base_path=str(base)))
+
+
+def write_edges(spark: SparkSession, tables: LineageTables, edges: list[Edge]) -> None:
+    rows = spark.createDataFrame(
+        [
+            (s[0], s[1], d[0], d[1], kind, sub, "query", f"fp{i % 3}", None, "sys", None, None, 1)
+            for i, (s, d, kind, sub) in enumerate(edges)
+        ],
+        TABLES["column_lineage"].schema,
+    )
+    tables.ensure("column_lineage")
+    _, path = tables.location("column_lineage")
+    rows.write.format("delta").mode("overwrite").save(path)
+
+
+def stored(tables: LineageTables) -> set[tuple[Any, ...]]:
+    return {tuple(r) for r in tables.read("column_tags").collect()}
+
+
+def write_file(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# --- tests ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_propagation_equals_the_brute_force_reference(
+    spark: SparkSession, tmp_path: Path, seed: int
+) -> None:
+    edges = random_graph(seed)
+    cols = sorted({e[0] for e in edges} | {e[1] for e in edges})
+    rng = random.Random(seed)
+    explicit = rng.sample(cols, 3)
+    tags_file = "tags:\n" + "".join(
+        f"  - column: {t}.{c}\n    tags: [pii]\n    value: v{i}\n"
+        for i, (t, c) in enumerate(explicit)
+    )
+    tags_file += (
+        "  - pattern: 's.c.*'\n    tags: [secret]\n  - column: d.nowhere\n    tags: [pii]\n"
+    )
+    settings = TagSettings(
+        enabled=True,
+        file=write_file(tmp_path / "tags.yaml", tags_file),
+        max_depth=4 if seed == 2 else 10,
+        carry_aggregation=seed != 3,
+    )
+    declared: dict[tuple[Ref, str], tuple[str, str | None]] = {
+        ((t, c), "pii"): (f"column {t}.{c}", f"v{i}") for i, (t, c) in enumerate(explicit)
+    }
+    declared[(("d", "nowhere"), "pii")] = ("column d.nowhere", None)
+    for ref in cols:
+        if ref[0] == "s.c":  # 's.c.*' matches s.c's columns, not s.c_x's
+            declared[(ref, "secret")] = ("pattern s.c.*", None)
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, edges)
+    summary = run_tag_stage(tables, settings)
+    expected = ref_tags(
+        edges,
+        declared,
+        carry_aggregation=settings.carry_aggregation,
+        max_depth=settings.max_depth,
+    )
+    assert stored(tables) == expected
+    statuses = {row[4] for row in expected}
+    assert {"declared", "propagated", "masked"} <= statuses  # the graphs exercise every rule
+    assert summary.declared + summary.propagated + summary.masked == len(expected)
+    assert summary.unknown == 1  # d.nowhere
+
+
+def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    edges: list[Edge] = [
+        (("raw", "email"), ("stg", "email"), "DIRECT", "TRANSFORMATION"),
+        (("stg", "email"), ("mart", "email"), "DIRECT", "IDENTITY"),
+        (("mart", "email"), ("stg", "email"), "DIRECT", "IDENTITY"),  # a cycle
+        (("stg", "email"), ("mart", "email_hash"), "DIRECT", "MASKED"),
+        (("stg", "email"), ("mart", "id"), "INDIRECT", "FILTER"),
+        (("raw", "phone"), ("stg", "phone"), "DIRECT", "IDENTITY"),
+    ]
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, edges)
+    path = tmp_path / "tags.yaml"
+    write_file(
+        path,
+        "tags:\n  - column: raw.email\n    tags: [pii]\n  - column: raw.phone\n    tags: [pii]\n",
+    )
+    settings = TagSettings(enabled=True, file=str(path))
+    run_tag_stage(tables, settings)
+    tagged = {(r[0], r[1], r[4]) for r in stored(tables)}
+    assert tagged == {
+        ("raw", "email", "declared"),
+        ("stg", "email", "propagated"),
+        ("mart", "email", "propagated"),
+        ("mart", "email_hash", "masked"),
+        ("raw", "phone", "declared"),
+        ("stg", "phone", "propagated"),
+    }
+    version = tables.latest_version("column_tags")
+    assert run_tag_stage(tables, settings).unchanged
+    assert tables.latest_version("column_tags") == version
+    write_file(path, "tags:\n  - column: raw.email\n    tags: [pii]\n")
+    run_tag_stage(tables, settings)
+    assert {(r[0], r[1]) for r in stored(tables)} == {
+        ("raw", "email"),
+        ("stg", "email"),
+        ("mart", "email"),
+        ("mart", "email_hash"),
+    }
+
+
+def test_source_exports_and_name_rules(spark: SparkSession, tmp_path: Path) -> None:
+    edges: list[Edge] = [
+        (("db.raw.users", "ssn"), ("db.mart.users", "ssn"), "DIRECT", "IDENTITY"),
+        (("cat.raw.cards", "pan"), ("cat.mart.cards", "pan_last4"), "DIRECT", "TRANSFORMATION"),
+        (("db.raw.users", "home_phone"), ("db.mart.users", "phone"), "DIRECT", "IDENTITY"),
+    ]
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, edges)
+    snowflake = write_file(
+        tmp_path / "tag_references.csv",
+        "TAG_DATABASE,TAG_SCHEMA,TAG_NAME,TAG_VALUE,OBJECT_DATABASE,OBJECT_SCHEMA,OBJECT_NAME,"
+        "DOMAIN,COLUMN_NAME,OBJECT_DELETED\n"
+        "GOV,TAGS,PII,national_id,DB,RAW,USERS,COLUMN,SSN,\n"
+        "GOV,TAGS,PII,gone,DB,RAW,OLD,COLUMN,SSN,2024-01-01\n"
+        "GOV,TAGS,OWNER,x,DB,RAW,USERS,TABLE,,\n",
+    )
+    unity = write_file(
+        tmp_path / "column_tags.csv",
+        "catalog_name,schema_name,table_name,column_name,tag_name,tag_value\n"
+        "cat,raw,cards,pan,payment,card\n",
+    )
+    settings = TagSettings(
+        enabled=True,
+        sources=[
+            TagSourceSettings(preset="snowflake_tag_references", path=snowflake),
+            TagSourceSettings(preset="unity_column_tags", path=unity),
+        ],
+        name_rules=["phone"],
+    )
+    run_tag_stage(tables, settings)
+    got = {(r[0], r[1], r[2], r[3], r[4], r[11]) for r in stored(tables)}
+    assert got == {
+        (
+            "db.raw.users",
+            "ssn",
+            "pii",
+            "national_id",
+            "declared",
+            "source snowflake_tag_references",
+        ),
+        (
+            "db.mart.users",
+            "ssn",
+            "pii",
+            "national_id",
+            "propagated",
+            "source snowflake_tag_references",
+        ),
+        ("cat.raw.cards", "pan", "payment", "card", "declared", "source unity_column_tags"),
+        (
+            "cat.mart.cards",
+            "pan_last4",
+            "payment",
+            "card",
+            "propagated",
+            "source unity_column_tags",
+        ),
+        ("db.raw.users", "home_phone", "pii", None, "declared", "name rule phone"),
+        ("db.mart.users", "phone", "pii", None, "declared", "name rule phone"),
+    }
+
+
+def test_a_bad_tags_file_is_one_line(spark: SparkSession, tmp_path: Path) -> None:
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, [(("a", "x"), ("b", "x"), "DIRECT", "IDENTITY")])
+    bad = write_file(tmp_path / "tags.yaml", "tags:\n  - column: x\n    tags: [pii]\n")
+    with pytest.raises(InputError, match=r"entry 1: column 'x' is not TABLE.COLUMN$"):
+        run_tag_stage(tables, TagSettings(enabled=True, file=bad))
+    with pytest.raises(InputError, match="cannot read the tags file"):
+        run_tag_stage(tables, TagSettings(enabled=True, file=str(tmp_path / "missing.yaml")))
