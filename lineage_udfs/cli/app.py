@@ -124,7 +124,7 @@ def _answer(
         raise typer.Exit(1)
 
 
-def _print(answer: Answer, as_json: bool) -> None:
+def _print(answer: Answer, as_json: bool, heading: bool = False) -> None:
     if as_json:
         sys.stdout.write(json.dumps(answer.to_dict(), default=str, indent=2) + "\n")
         return
@@ -132,7 +132,10 @@ def _print(answer: Answer, as_json: bool) -> None:
     if answer.title.startswith("statement "):
         _print_statement(out, answer.rows[0])
     elif answer.rows:
-        table = Table(title=answer.title, title_justify="left", show_lines=False)
+        if heading:  # a long title (a SQL statement) above the table, not wrapped to its width
+            out.print(answer.title, style="bold")
+        title = None if heading else answer.title
+        table = Table(title=title, title_justify="left", show_lines=False)
         for column in answer.columns:
             table.add_column(column, overflow="fold")
         for row in answer.rows:
@@ -355,7 +358,7 @@ def sql(
         sys.stdout.write(json.dumps(body, default=str, indent=2) + "\n")
     else:
         for answer in answers:
-            _print(answer, False)
+            _print(answer, False, heading=True)
 
 
 def main() -> None:
