@@ -38,13 +38,18 @@ def _columns(table: Any, node: str) -> set[tuple[str, ...]]:
 
 
 def _moment(store: LineageStore, then: int | datetime) -> datetime:
-    """``then`` as a time: a ``table_lineage`` version as its commit's time."""
+    """``then`` as a time: a ``table_lineage`` version as the last moment it was the newest
+    (just before the next version's commit), so that ``column_lineage`` is read as it stood
+    beside it."""
     if isinstance(then, datetime):
         return then
-    for commit in store.history("table_lineage"):
-        if int(commit["version"]) == then:
-            return datetime.fromtimestamp(int(commit["timestamp"]) / 1000, UTC)
-    raise CliError(f"table_lineage has no version {then}")
+    commits = {int(c["version"]): int(c["timestamp"]) for c in store.history("table_lineage")}
+    if then not in commits:
+        raise CliError(f"table_lineage has no version {then}")
+    following = commits.get(then + 1)
+    if following is None:
+        return datetime.now(UTC)
+    return datetime.fromtimestamp((following - 1) / 1000, UTC)
 
 
 def _when(version: int | datetime, store: LineageStore, table: str) -> str:

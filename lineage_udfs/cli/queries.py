@@ -39,9 +39,10 @@ def kinds_of(store: LineageStore, names: set[str]) -> dict[str, str]:
 
 
 def is_table(store: LineageStore, name: str) -> bool:
-    """Whether any lineage table mentions table ``name``."""
-    if store.exists("lineage_nodes") and store.first("lineage_nodes", eq("node", name), ["node"]):
-        return True
+    """Whether table ``name`` is known: a node of ``lineage_nodes`` (every table of the edge
+    tables, as of the last graph run), or, before any graph run, a table of an edge."""
+    if store.exists("lineage_nodes"):
+        return store.first("lineage_nodes", eq("node", name), ["node"]) is not None
     for table in ("table_lineage", "column_lineage"):
         where = any_of(eq("source_table", name), eq("target_table", name))
         if store.first(table, where, ["source_table"]):
@@ -139,13 +140,30 @@ def lineage_of(
         [other, "min_distance", "truncated"],
     )
     if found.num_rows:
-        table, column = wanted, None
-    else:
-        table, column = resolve(store, name)
-    if column is None:
-        return _tables(store, table, found, up, page, f"{direction} of {table}{title_depth}")
+        return _tables(store, wanted, found, up, page, f"{direction} of {wanted}{title_depth}")
+    # then a column; only an empty answer pays for checking the name (and suggesting others)
+    table, _, column = wanted.rpartition(".")
+    columns = None
+    if table and column:
+        columns = _column_closure(store, table, column, up, deeper)
+    if columns is None or not columns.num_rows:
+        resolved, resolved_column = resolve(store, name)
+        if resolved_column is None:
+            title = f"{direction} of {resolved}{title_depth}"
+            return _tables(store, resolved, found, up, page, title)
+        if columns is None:
+            columns = _column_closure(store, resolved, resolved_column, up, deeper)
+        table, column = resolved, resolved_column
+    title = f"{direction} of {table}.{column}{title_depth}"
+    return _columns(store, table, column, columns, up, page, title)
+
+
+def _column_closure(
+    store: LineageStore, table: str, column: str, up: bool, deeper: str | None
+) -> Any:
+    mine, other = ("descendant", "ancestor") if up else ("ancestor", "descendant")
     cols = [f"{other}_table", f"{other}_column", "min_distance", "direct_min_distance"]
-    found = store.scan(
+    return store.scan(
         "column_closure",
         all_of(
             eq(f"{mine}_table", table),
@@ -155,7 +173,6 @@ def lineage_of(
         ),
         [*cols, "truncated"],
     )
-    return _columns(store, table, column, found, up, page, f"{direction} of {table}.{column}")
 
 
 def _sorted(found: Any, keys: list[str]) -> list[Row]:
