@@ -21,7 +21,7 @@ LINEAGE_MAVEN_REPOSITORIES ?= $(if $(wildcard $(SHARED_MAVEN)/io),file://$(SHARE
 export LINEAGE_MAVEN_REPOSITORIES
 SUBMIT := $(VENV)/bin/spark-submit $(if $(LINEAGE_MAVEN_REPOSITORIES),--repositories $(LINEAGE_MAVEN_REPOSITORIES))
 
-.PHONY: venv run run-python sql graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse sample-freshness
+.PHONY: venv run run-python sql maintain test-maintain bench-serve graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -39,6 +39,16 @@ sql: venv  ## SQL over the lineage tables by plain name: make sql Q="SELECT * FR
 	@# Q reaches the job through the environment (make exports command-line variables): a
 	@# multi-line Q expanded into this line would be run as several shell commands.
 	$(SUBMIT) jobs/query.py --sql-env Q $(ARGS)
+
+maintain: venv  ## Z-order / compact and vacuum the lineage tables (keeps 30 days of time travel): ARGS="--retain-hours 1440"
+	$(SUBMIT) jobs/maintain.py $(ARGS)
+
+test-maintain: venv  ## the maintenance job on the sample and on a generated warehouse: every lineage answer unchanged (CI)
+	$(PY) -m pytest tests/spark/cli/test_maintain_sample.py tests/spark/cli/test_generated_warehouse.py -q
+
+bench-serve: venv  ## lineage answers on the graph benchmark's warehouses (build them first: bench/graph_bench.py --sizes 100k 1m --no-reference); writes bench/results/serve.{json,md}
+	$(PY) bench/serve_bench.py --warehouse bench/data/warehouse-100k --label after
+	$(PY) bench/serve_bench.py --warehouse bench/data/warehouse-1m --label after
 
 analyze-graph: venv  ## the graph stage alone (GraphFrames): ARGS="--full-refresh" or ARGS="--path A B"
 	$(SUBMIT) jobs/analyze_graph.py $(ARGS)

@@ -4,6 +4,7 @@
     lineage-extract          --config conf/base.yaml --config conf/databricks.yaml [--set k=v ...]
     lineage-analyze-graph    --config ... [--full-refresh]
     lineage-emit-openlineage --config ... [--all]
+    lineage-maintain         --config ... [--retain-hours 720]
 
 ``--config`` files are deep-merged in order (name ``conf/base.yaml`` first, as the job
 parameters of the bundle do); ``--set dotted.key=value`` overrides one key after them (the value
@@ -115,6 +116,8 @@ def _stage_job(stage: str, args: argparse.Namespace) -> Callable[[JobSettings], 
         return extract_only
     if stage == "analyze-graph":
         return lambda settings: pipeline.graph_job(settings, full_refresh=args.full_refresh)
+    if stage == "maintain":
+        return lambda settings: pipeline.maintain_job(settings, retain_hours=args.retain_hours)
 
     def emit(settings: JobSettings) -> str:
         # openlineage.enabled asks the extraction to emit at its end; the workflow emits in
@@ -134,6 +137,10 @@ def _main(stage: str, argv: Sequence[str] | None) -> int:
         parser.add_argument("--full-refresh", action="store_true", help="recompute everything")
     if stage == "emit-openlineage":
         parser.add_argument("--all", action="store_true", help="re-emit every row")
+    if stage == "maintain":
+        parser.add_argument(
+            "--retain-hours", type=int, default=720, help="removed files VACUUM keeps (hours)"
+        )
     args = parser.parse_args(argv)
     return run_loaded_job(
         stage, lambda: settings_from(args.config, args.set), _stage_job(stage, args)
@@ -153,3 +160,8 @@ def analyze_graph_main(argv: Sequence[str] | None = None) -> int:
 def emit_openlineage_main(argv: Sequence[str] | None = None) -> int:
     """``lineage-emit-openlineage``: OpenLineage events for what changed."""
     return _main("emit-openlineage", argv)
+
+
+def maintain_main(argv: Sequence[str] | None = None) -> int:
+    """``lineage-maintain``: Z-order / compact and vacuum the lineage tables."""
+    return _main("maintain", argv)

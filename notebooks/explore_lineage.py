@@ -9,7 +9,8 @@
 # MAGIC Parameters (widgets on Databricks; `LINEAGE_<NAME>` environment variables when run as a
 # MAGIC script, e.g. `LINEAGE_TABLE=marts.fct_sales python notebooks/explore_lineage.py`):
 # MAGIC `config` (overlay files, comma separated), `warehouse` (the sink's base path, overrides the
-# MAGIC config), `table`, `column`, `html_out` (where the graph page is written when run locally).
+# MAGIC config), `table`, `column`, `html_out` (where the graph page is written when run locally),
+# MAGIC `as_of` (a date or a Delta version: the answers as the tables were then).
 
 # COMMAND ----------
 
@@ -33,7 +34,8 @@ def param(name: str, default: str) -> str:
 
 def show(answer) -> None:
     """An answer's rows as a table (displayHTML on Databricks, text elsewhere)."""
-    print(answer.title + (f": {answer.message}" if answer.message else ""))
+    notes = answer.notes()  # the page shown of a longer answer; a cap that cut it
+    print(answer.title + (f": {'; '.join(notes)}" if notes else ""))
     if not answer.rows:
         return
     if ON_DATABRICKS:
@@ -66,11 +68,15 @@ HTML_OUT = Path(param("html_out", "lineage-explore.html"))
 
 # COMMAND ----------
 
-from lineage_udfs.cli import queries  # noqa: E402
+from lineage_udfs.cli import queries, records  # noqa: E402
+from lineage_udfs.cli.model import Page  # noqa: E402
 from lineage_udfs.cli.render import to_html  # noqa: E402
-from lineage_udfs.cli.store import open_store  # noqa: E402
+from lineage_udfs.cli.store import isin, open_store  # noqa: E402
 
-store = open_store(CONFIG, WAREHOUSE)
+# every question reads only the rows of the asked table (predicates pushed into delta-rs);
+# AS_OF (a date or a Delta version) answers from the tables as they were then
+store = open_store(CONFIG, WAREHOUSE, as_of=param("as_of", "") or None)
+PAGE = Page(limit=200)
 print({name: store.version(name) for name in ("table_lineage", "column_lineage", "table_closure")})
 
 # COMMAND ----------
@@ -79,7 +85,7 @@ print({name: store.version(name) for name in ("table_lineage", "column_lineage",
 
 # COMMAND ----------
 
-upstream = queries.lineage_of(store, TABLE, direction="upstream")
+upstream = queries.lineage_of(store, TABLE, direction="upstream", page=PAGE)
 show(upstream)
 
 # COMMAND ----------
@@ -88,13 +94,14 @@ show(upstream)
 
 # COMMAND ----------
 
-show(queries.lineage_of(store, TABLE, direction="downstream"))
-column_upstream = queries.lineage_of(store, f"{TABLE}.{COLUMN}", direction="upstream")
+show(queries.lineage_of(store, TABLE, direction="downstream", page=PAGE))
+column_upstream = queries.lineage_of(store, f"{TABLE}.{COLUMN}", direction="upstream", page=PAGE)
 show(column_upstream)
 sources = [r for r in column_upstream.rows if r["direct_distance"] is not None]
 if sources:
     first = sources[-1]
-    show(queries.lineage_of(store, f"{first['table']}.{first['column']}", direction="downstream"))
+    impact = f"{first['table']}.{first['column']}"
+    show(queries.lineage_of(store, impact, direction="downstream", page=PAGE))
 
 # COMMAND ----------
 
@@ -128,9 +135,9 @@ if store.exists("dataset_expectations"):
 
 # COMMAND ----------
 
-failed = [r for r in store.rows("parsed_statements") if r["status"] in ("failed", "timeout")]
+failed = store.rows("parsed_statements", isin("status", ["failed", "timeout"]), ["fingerprint"])
 for row in sorted(failed, key=lambda r: r["fingerprint"]):
-    detail = queries.statement(store, row["fingerprint"]).rows[0]
+    detail = records.statement(store, row["fingerprint"]).rows[0]
     print(f"{detail['fingerprint']}  {detail['status']}  {detail['error_kind']}: {detail['error']}")
     print(f"  {detail['log_rows']} log rows; masked SQL: {(detail['masked_sql'] or '')[:160]}")
-show(queries.quarantine(store, limit=20))
+show(records.quarantine(store, limit=20))

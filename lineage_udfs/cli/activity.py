@@ -170,7 +170,7 @@ def freshness(store: LineageStore, table: str) -> Answer:
             }
         )
     graph = None
-    if store.exists("table_closure") and dataset in queries.Catalog.read(store).kinds:
+    if store.exists("table_closure") and queries.is_table(store, dataset):
         graph = queries.lineage_of(store, dataset, direction="upstream").graph
     if graph is not None:
         statuses = {

@@ -11,6 +11,9 @@
     lineage impact --drop-column raw.orders.amount --markdown impact.md
     lineage tags raw.customers.email
     lineage pii
+    lineage upstream reports.daily_revenue --as-of 2026-11-01
+    lineage diff reports.daily_revenue --since 2026-11-01
+    lineage sql "SELECT ancestor FROM table_closure WHERE descendant = 'reports.daily_revenue'"
 
 Tables are read in-process with delta-rs from where the job wrote them: ``conf/base.yaml`` and
 the overlays (``--config``, default ``conf/local.yaml``) of the working directory, or
@@ -30,8 +33,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from lineage_udfs.cli import queries
-from lineage_udfs.cli.queries import Answer
+from lineage_udfs.cli import queries, records
+from lineage_udfs.cli.model import Answer, Page
 from lineage_udfs.cli.store import CliError, LineageStore, open_store
 from lineage_udfs.core.errors import one_line
 
@@ -64,6 +67,15 @@ SvgOpt = Annotated[
 DepthOpt = Annotated[
     int | None, typer.Option("--depth", "-d", help="at most this many hops (default: all)")
 ]
+AsOfOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="answer from the tables as of a date/timestamp (UTC) or a Delta version",
+    ),
+]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="list at most N rows")]
+OffsetOpt = Annotated[int, typer.Option("--offset", min=0, help="skip the first N rows")]
 
 
 def _console() -> Console:
@@ -78,6 +90,8 @@ def _answer(
     as_json: bool,
     html: Path | None = None,
     svg: Path | None = None,
+    as_of: str | None = None,
+    quiet: bool = False,
 ) -> None:
     """Open the store, compute, print and draw; every failure is one line on stderr."""
     err = _console()
@@ -87,8 +101,9 @@ def _answer(
             def on_read(table: str) -> None:
                 status.update(f"reading {table} ...")
 
-            store = open_store(config, warehouse, on_read=on_read)
+            store = open_store(config, warehouse, on_read=on_read, as_of=as_of)
             answer = compute(store)
+            answer.as_of = as_of
             if answer.graph is not None:
                 for fmt, path in (("html", html), ("svg", svg)):
                     if path is not None:
@@ -104,7 +119,8 @@ def _answer(
         raise typer.Exit(2) from None
     if (html or svg) and answer.graph is None:
         err.print(f"[yellow]note:[/yellow] {answer.title} has no graph to draw")
-    _print(answer, as_json)
+    if not quiet:
+        _print(answer, as_json)
     for path in (html, svg):
         if path is not None and answer.graph is not None:
             err.print(f"wrote {path}")
@@ -112,7 +128,7 @@ def _answer(
         raise typer.Exit(1)
 
 
-def _print(answer: Answer, as_json: bool) -> None:
+def _print(answer: Answer, as_json: bool, heading: bool = False) -> None:
     if as_json:
         sys.stdout.write(json.dumps(answer.to_dict(), default=str, indent=2) + "\n")
         return
@@ -120,14 +136,19 @@ def _print(answer: Answer, as_json: bool) -> None:
     if answer.title.startswith("statement "):
         _print_statement(out, answer.rows[0])
     elif answer.rows:
-        table = Table(title=answer.title, title_justify="left", show_lines=False)
+        if heading:  # a long title (a SQL statement) above the table, not wrapped to its width
+            out.print(answer.title, style="bold")
+        title = None if heading else answer.title
+        table = Table(title=title, title_justify="left", show_lines=False)
         for column in answer.columns:
             table.add_column(column, overflow="fold")
         for row in answer.rows:
             table.add_row(*(_cell(row.get(c)) for c in answer.columns))
         out.print(table)
-    if answer.message:
-        out.print(answer.message)
+    for note in answer.notes():
+        out.print(note)
+    if answer.as_of:
+        out.print(f"as of {answer.as_of}")
 
 
 def _print_statement(out: Console, row: dict[str, Any]) -> None:
@@ -159,6 +180,9 @@ def _cell(value: Any) -> str:
 def upstream(
     name: Annotated[str, typer.Argument(help="TABLE or TABLE.COLUMN")],
     depth: DepthOpt = None,
+    limit: LimitOpt = 200,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -167,8 +191,10 @@ def upstream(
 ) -> None:
     """What feeds NAME: its upstream tables (or columns, for TABLE.COLUMN)."""
     _answer(
-        lambda s: queries.lineage_of(s, name, direction="upstream", depth=depth),
-        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        lambda s: queries.lineage_of(
+            s, name, direction="upstream", depth=depth, page=Page(limit, offset)
+        ),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
     )  # fmt: skip
 
 
@@ -176,6 +202,9 @@ def upstream(
 def downstream(
     name: Annotated[str, typer.Argument(help="TABLE or TABLE.COLUMN")],
     depth: DepthOpt = None,
+    limit: LimitOpt = 200,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -184,8 +213,10 @@ def downstream(
 ) -> None:
     """What NAME feeds: the tables (or columns) a change to it can break."""
     _answer(
-        lambda s: queries.lineage_of(s, name, direction="downstream", depth=depth),
-        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        lambda s: queries.lineage_of(
+            s, name, direction="downstream", depth=depth, page=Page(limit, offset)
+        ),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
     )  # fmt: skip
 
 
@@ -193,6 +224,9 @@ def downstream(
 def path(
     source: Annotated[str, typer.Argument(help="upstream TABLE")],
     target: Annotated[str, typer.Argument(help="downstream TABLE")],
+    limit: LimitOpt = 50,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -201,14 +235,17 @@ def path(
 ) -> None:
     """The lineage paths from SOURCE to TARGET (exit code 1 when there is none)."""
     _answer(
-        lambda s: queries.path_between(s, source, target),
-        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        lambda s: queries.path_between(s, source, target, page=Page(limit, offset)),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
     )  # fmt: skip
 
 
 @app.command()
 def search(
     pattern: Annotated[str, typer.Argument(help="substring, or a glob with * ? [")],
+    limit: LimitOpt = 200,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -217,14 +254,15 @@ def search(
 ) -> None:
     """Tables and columns whose name matches PATTERN (exit code 1 when none does)."""
     _answer(
-        lambda s: queries.search(s, pattern),
-        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        lambda s: queries.search(s, pattern, page=Page(limit, offset)),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
     )  # fmt: skip
 
 
 @app.command()
 def statement(
     fingerprint: Annotated[str, typer.Argument(help="fingerprint or a unique prefix of it")],
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -233,20 +271,25 @@ def statement(
 ) -> None:
     """One parsed statement: masked SQL, parser, status, error, edges."""
     _answer(
-        lambda s: queries.statement(s, fingerprint),
-        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        lambda s: records.statement(s, fingerprint),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
     )  # fmt: skip
 
 
 @app.command()
 def runs(
-    limit: Annotated[int, typer.Option("--limit", "-n", help="newest N runs")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="newest N runs")] = 20,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Extraction runs, newest first: counts, statuses."""
-    _answer(lambda s: queries.runs(s, limit), config=config, warehouse=warehouse, as_json=as_json)
+    _answer(
+        lambda s: records.runs(s, limit, offset),
+        config=config, warehouse=warehouse, as_json=as_json, as_of=as_of,
+    )  # fmt: skip
 
 
 @app.command()
@@ -254,7 +297,9 @@ def quarantine(
     stage: Annotated[
         str | None, typer.Option("--stage", help="load or parse (default: both)")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="newest N rows")] = 50,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="newest N rows")] = 50,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
     config: ConfigOpt = None,
     warehouse: WarehouseOpt = None,
     as_json: JsonOpt = False,
@@ -264,9 +309,60 @@ def quarantine(
         _console().print(f"[red]error:[/red] --stage must be load or parse, not {stage!r}")
         raise typer.Exit(2)
     _answer(
-        lambda s: queries.quarantine(s, stage, limit),
-        config=config, warehouse=warehouse, as_json=as_json,
+        lambda s: records.quarantine(s, stage, limit, offset),
+        config=config, warehouse=warehouse, as_json=as_json, as_of=as_of,
     )  # fmt: skip
+
+
+@app.command()
+def diff(
+    name: Annotated[str, typer.Argument(help="TABLE")],
+    since: Annotated[
+        str, typer.Option("--since", help="a date/timestamp (UTC) or a table_lineage version")
+    ],
+    limit: LimitOpt = 200,
+    offset: OffsetOpt = 0,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+    html: HtmlOpt = None,
+    svg: SvgOpt = None,
+) -> None:
+    """The edges into or out of NAME that appeared or went since a date (Delta history)."""
+    from lineage_udfs.cli import history
+
+    _answer(
+        lambda s: history.diff(s, name, since, page=Page(limit, offset)),
+        config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
+    )  # fmt: skip
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the tables by plain name; ';' separates")],
+    limit: LimitOpt = 100,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """DataFusion SQL over the lineage tables, in-process (no JVM; make sql is the Spark path)."""
+    from lineage_udfs.cli import sql as sql_path
+
+    answers: list[Answer] = []
+
+    def compute(store: LineageStore) -> Answer:
+        answers.extend(sql_path.run(store, query, limit))
+        return Answer("sql", [], [], found=True)
+
+    _answer(compute, config=config, warehouse=warehouse, as_json=False, as_of=as_of, quiet=True)
+    if as_json:
+        body = {"statements": [a.to_dict() for a in answers]}
+        sys.stdout.write(json.dumps(body, default=str, indent=2) + "\n")
+    else:
+        for answer in answers:
+            _print(answer, False, heading=True)
 
 
 def _register_commands() -> None:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from lineage_udfs.cli.queries import Answer, Catalog, Graph, _column_edge, canonical
+from lineage_udfs.cli.catalog import Catalog
+from lineage_udfs.cli.queries import Answer, Graph, _column_edge, canonical
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]

@@ -1,14 +1,36 @@
-"""Read the lineage Delta tables without a JVM (delta-rs), located from the job's config files."""
+"""Read the lineage Delta tables without a JVM (delta-rs), located from the job's config files.
+
+The reader API (used by the ``lineage`` command, the explore notebook and any other reader):
+
+- :func:`open_store` locates the tables from ``--config`` / ``--warehouse`` and returns a
+  :class:`LineageStore`, optionally pinned to a past state (``as_of``).
+- :meth:`LineageStore.scan` reads the rows of one table that match a predicate, only the asked
+  columns: the predicate is evaluated by delta-rs' DataFusion engine (``DeltaTable.scan``), which
+  skips files by their Delta statistics and row groups by their Parquet statistics, applies
+  deletion vectors and streams record batches. Memory follows the answer, not the table.
+- :meth:`LineageStore.rows` is the same as Python dicts, at most ``limit`` of them.
+- :meth:`LineageStore.sql` runs DataFusion SQL over the tables by plain name.
+- :meth:`LineageStore.history` is a table's Delta history (newest first).
+
+Predicates are DataFusion SQL; build them from values with :func:`eq`, :func:`isin`,
+:func:`all_of` and :func:`any_of` (they quote literals), never by pasting user text.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lineage_udfs.core.errors import LineageError, one_line
 from lineage_udfs.paths import resolve_path
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from deltalake import DeltaTable
 
 TABLES: tuple[str, ...] = (
     "parsed_statements",
@@ -41,6 +63,70 @@ Row = dict[str, Any]
 
 class CliError(LineageError):
     """An error the command reports as one line (exit code 2)."""
+
+
+# --- predicates ----------------------------------------------------------------------------------
+
+
+def literal(value: Any) -> str:
+    """``value`` as a DataFusion SQL literal (strings quoted, quotes doubled)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def eq(column: str, value: Any) -> str:
+    """``column = value`` (``IS NULL`` for None)."""
+    return f"{column} IS NULL" if value is None else f"{column} = {literal(value)}"
+
+
+def isin(column: str, values: Iterable[Any]) -> str:
+    """``column IN (values)``; FALSE for no value."""
+    items = sorted({literal(v) for v in values if v is not None})
+    return f"{column} IN ({', '.join(items)})" if items else "FALSE"
+
+
+def all_of(*predicates: str | None) -> str | None:
+    """The conjunction of the predicates that are not None (None when none is)."""
+    parts = [p for p in predicates if p]
+    return " AND ".join(f"({p})" for p in parts) if parts else None
+
+
+def any_of(*predicates: str | None) -> str | None:
+    """The disjunction of the predicates that are not None (None when none is)."""
+    parts = [p for p in predicates if p]
+    return " OR ".join(f"({p})" for p in parts) if parts else None
+
+
+# --- as of ---------------------------------------------------------------------------------------
+
+
+def parse_as_of(text: str | None) -> int | datetime | None:
+    """``--as-of``: a Delta version (digits) or an ISO date / timestamp (UTC when no zone).
+
+    Raises:
+        CliError: neither.
+    """
+    if text is None or not text.strip():
+        return None
+    value = text.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise CliError(
+            f"--as-of takes a Delta version (e.g. 12) or an ISO date or timestamp "
+            f"(e.g. 2026-11-01 or 2026-11-01T08:00:00Z), not {text!r}"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+# --- locations -----------------------------------------------------------------------------------
 
 
 def default_config_paths(overlays: Sequence[Path] | None, cwd: Path | None = None) -> list[Path]:
@@ -87,80 +173,197 @@ def table_locations(sink: Any, warehouse: str | None = None) -> dict[str, str]:
     return locations
 
 
+# --- the store -----------------------------------------------------------------------------------
+
+
 @dataclass
 class LineageStore:
-    """The lineage tables, each read once on first use (as pyarrow, then Python rows).
+    """The lineage tables, opened on first use (each table's Delta log read once).
 
     Attributes:
         locations: table name -> Delta table path or URI.
         on_read: called with a table's name before it is read (progress display).
         storage_options: passed to delta-rs (object-store options; delta-rs also reads the
             usual cloud credentials from the environment itself).
+        as_of: read every table as of this Delta version (int) or time (aware datetime)
+            instead of its newest version.
+        closure_cap: ``graph.max_closure_per_node`` of the configuration (for messages).
+        path_cap: ``graph.max_paths_per_root`` of the configuration (for messages).
     """
 
     locations: dict[str, str]
     on_read: Callable[[str], None] | None = None
     storage_options: dict[str, str] | None = None
-    _rows: dict[str, list[Row]] = field(default_factory=dict, repr=False)
+    as_of: int | datetime | None = None
+    closure_cap: int | None = None
+    path_cap: int | None = None
+    _tables: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def rows(self, table: str) -> list[Row]:
-        """Every row of ``table`` as a dict.
+    # reading
 
-        Raises:
-            CliError: the table does not exist (the job has not written it yet).
-        """
-        if table not in self._rows:
-            self._rows[table] = self._read(table)
-        return self._rows[table]
+    def scan(
+        self, table: str, where: str | None = None, columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table`` matching ``where`` (DataFusion SQL), only ``columns``."""
+        return plain_types(self._scanner(table, where, columns).read_all())
+
+    def batches(
+        self, table: str, where: str | None = None, columns: Sequence[str] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The same as :meth:`scan`, streamed batch by batch."""
+        yield from self._scanner(table, where, columns)
+
+    def rows(
+        self,
+        table: str,
+        where: str | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """Matching rows as dicts (at most ``limit``; the scan stops once it has them)."""
+        out: list[Row] = []
+        for batch in self._scanner(table, where, columns):
+            out.extend(batch.to_pylist())
+            if limit is not None and len(out) >= limit:
+                return out[:limit]
+        return out
+
+    def first(
+        self, table: str, where: str | None = None, columns: Sequence[str] | None = None
+    ) -> Row | None:
+        """One matching row, or None."""
+        found = self.rows(table, where, columns, limit=1)
+        return found[0] if found else None
+
+    def count(self, table: str, where: str | None = None) -> int:
+        """How many rows match ``where``."""
+        result = self.sql(
+            f"SELECT count(*) AS n FROM {table}" + (f" WHERE {where}" if where else "")
+        )
+        return int(result.column("n")[0].as_py())
+
+    def sql(self, query: str) -> pa.Table:
+        """One DataFusion SQL statement over the tables by plain name (those it names are
+        registered, as of :attr:`as_of`)."""
+        return plain_types(self.sql_batches(query).read_all())
+
+    def sql_batches(self, query: str) -> Any:
+        """The same as :meth:`sql`, as a ``pyarrow.RecordBatchReader``."""
+        import pyarrow as pa
+        from deltalake import QueryBuilder
+
+        builder = QueryBuilder()
+        for name in tables_named_in(query):
+            if self.exists(name):
+                builder.register(name, self.table(name))
+        return pa.RecordBatchReader.from_stream(builder.execute(query))
+
+    # tables
 
     def exists(self, table: str) -> bool:
         """Whether ``table`` has a Delta log at its location."""
         from deltalake import DeltaTable
 
+        if table in self._tables:
+            return True
         return bool(DeltaTable.is_deltatable(self.locations[table], self.storage_options))
 
     def version(self, table: str) -> int:
-        """The table's current Delta version."""
-        return int(self._table(table).version())
+        """The version of ``table`` that is read (the newest, or the one as of :attr:`as_of`)."""
+        return int(self.table(table).version())
 
-    def _table(self, table: str) -> Any:
+    def history(self, table: str, limit: int | None = None) -> list[Row]:
+        """The table's commits, newest first (``version``, ``timestamp`` in ms, ``operation``,
+        ...), from its newest version whatever :attr:`as_of`."""
+        return list(self._open(table, None).history(limit))
+
+    def table(self, table: str) -> DeltaTable:
+        """The ``deltalake.DeltaTable`` of ``table`` at the version read."""
+        if table not in self._tables:
+            if self.on_read is not None:
+                self.on_read(table)
+            self._tables[table] = self._open(table, self.as_of)
+        return self._tables[table]
+
+    def at(self, table: str, as_of: int | datetime | None) -> DeltaTable | None:
+        """``table`` as of another version or time; None when it did not exist yet then."""
+        if as_of is not None and isinstance(as_of, datetime):
+            created = self.history(table)[-1]
+            if as_of.timestamp() * 1000 < int(created["timestamp"]):
+                return None
+        return self._open(table, as_of)
+
+    def _open(self, table: str, as_of: int | datetime | None) -> DeltaTable:
         from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
+        from deltalake.exceptions import DeltaError, TableNotFoundError
 
         location = self.locations[table]
         try:
-            return DeltaTable(location, storage_options=self.storage_options)
+            dt = DeltaTable(location, storage_options=self.storage_options)
         except TableNotFoundError:
             raise CliError(
                 f"no Delta table {table} at {location}: run the extraction job first "
                 "(make run), or point --config/--warehouse at its sink"
             ) from None
+        if as_of is None:
+            return dt
+        try:
+            dt.load_as_version(as_of)
+        except (DeltaError, ValueError, OSError) as exc:
+            when = as_of.isoformat() if isinstance(as_of, datetime) else f"version {as_of}"
+            raise CliError(
+                f"{table} cannot be read as of {when} (versions 0..{dt.version()}; files "
+                f"removed by VACUUM cannot be read back): {one_line(exc)}"
+            ) from None
+        return dt
 
-    def _read(self, table: str) -> list[Row]:
-        if self.on_read is not None:
-            self.on_read(table)
-        return _rows_of(self._table(table))
+    def _scanner(self, table: str, where: str | None, columns: Sequence[str] | None) -> Any:
+        import pyarrow as pa
+
+        reader = self.table(table).scan(
+            columns=list(columns) if columns is not None else None, predicate=where
+        )
+        return pa.RecordBatchReader.from_stream(reader)  # arro3 -> pyarrow (Arrow C stream)
 
 
-def _rows_of(table: Any) -> list[Row]:
-    """Every row of a ``deltalake.DeltaTable``, through delta-rs' query engine: it applies
-    deletion vectors (the job's tables have them on), which ``to_pyarrow_table`` refuses."""
+def plain_types(table: pa.Table) -> pa.Table:
+    """``table`` with DataFusion's view types (``string_view``, ``binary_view``) cast to the
+    plain ones, which every pyarrow compute function (sorting among them) takes."""
     import pyarrow as pa
-    from deltalake import QueryBuilder
 
-    batches = QueryBuilder().register("t", table).execute("SELECT * FROM t")
-    return list(pa.table(batches.read_all()).to_pylist())
+    fields = []
+    for f in table.schema:
+        if f.type == pa.string_view():
+            fields.append(f.with_type(pa.string()))
+        elif f.type == pa.binary_view():
+            fields.append(f.with_type(pa.binary()))
+        else:
+            fields.append(f)
+    schema = pa.schema(fields)
+    return table if schema == table.schema else table.cast(schema)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def tables_named_in(query: str) -> list[str]:
+    """The lineage tables whose plain name appears as a word in ``query``."""
+    words = {w.lower() for w in _NAME.findall(query)}
+    return [t for t in TABLES if t in words]
 
 
 def open_store(
     config: Sequence[Path] | None = None,
     warehouse: str | None = None,
     on_read: Callable[[str], None] | None = None,
+    as_of: str | int | datetime | None = None,
 ) -> LineageStore:
-    """The store for ``--config`` overlays (see :func:`default_config_paths`) and ``--warehouse``.
+    """The store for ``--config`` overlays (see :func:`default_config_paths`) and ``--warehouse``,
+    as of ``as_of`` (a version, a datetime, or ``--as-of`` text; None: the newest).
 
     Raises:
-        CliError: the configuration is invalid or names catalog tables only.
+        CliError: the configuration is invalid, names catalog tables only, or ``as_of`` is
+            neither a version nor a time.
     """
     from lineage_udfs.settings import load_settings
 
@@ -172,4 +375,11 @@ def open_store(
         settings = load_settings(paths)
     except LineageError as exc:
         raise CliError(one_line(exc)) from None
-    return LineageStore(table_locations(settings.sink, warehouse), on_read=on_read)
+    when = parse_as_of(as_of) if isinstance(as_of, str) else as_of
+    return LineageStore(
+        table_locations(settings.sink, warehouse),
+        on_read=on_read,
+        as_of=when,
+        closure_cap=settings.graph.max_closure_per_node,
+        path_cap=settings.graph.max_paths_per_root,
+    )

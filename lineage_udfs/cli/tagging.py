@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from lineage_udfs.cli.catalog import Catalog
 from lineage_udfs.cli.impact import _consumers, _fingerprints_reading, _merged, owners
-from lineage_udfs.cli.queries import Answer, Catalog, Graph, _column_edge, canonical
+from lineage_udfs.cli.queries import Answer, Graph, _column_edge, canonical
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]

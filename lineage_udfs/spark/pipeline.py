@@ -48,6 +48,7 @@ from lineage_udfs.spark.runtime.session import (
     build_spark_session,
     require_libraries,
 )
+from lineage_udfs.spark.storage.maintain import RETAIN_HOURS, maintain
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -252,6 +253,22 @@ def graph_job(settings: JobSettings, *, full_refresh: bool = False) -> str:
     """The graph job: :func:`run_graph` in a checked session."""
     spark = start_session(settings, GRAPH_LIBRARIES)
     return graph_line(run_graph(spark, settings, full_refresh=full_refresh))
+
+
+def maintain_job(
+    settings: JobSettings,
+    *,
+    only: Sequence[str] | None = None,
+    zorder: bool = True,
+    vacuum: bool = True,
+    retain_hours: int = RETAIN_HOURS,
+) -> str:
+    """The maintenance job: Z-order / compact and vacuum the lineage tables (see
+    ``lineage_udfs.spark.storage.maintain``); safe beside the other jobs."""
+    spark = start_session(settings, (DELTA,))
+    tables = LineageTables(spark, settings.sink)
+    summary = maintain(tables, only=only, zorder=zorder, vacuum=vacuum, retain_hours=retain_hours)
+    return summary.line()
 
 
 def path_job(settings: JobSettings, source: str, target: str) -> str:
