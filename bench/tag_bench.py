@@ -2,7 +2,7 @@
 every tag's carried and masked columns compared with a single-process breadth-first search.
 
     python bench/tag_bench.py                        # 100k table edges: 1,000,000 column edges
-    python bench/tag_bench.py --edges 10000 --report /tmp/tags.md
+    python bench/tag_bench.py --edges 10000 --report tags.md
 
 The graph is ``bench/generate_graph.py``'s (the graph benchmark's; its column edges are 80 %
 DIRECT, 20 % INDIRECT). Each DIRECT edge gets a subtype from a hash of its ends: 50 % IDENTITY,
