@@ -1,5 +1,6 @@
 """Declared Spark schemas: the canonical query log, the parse UDF's return type and one
-:class:`TableSpec` per Delta table (schema, merge key, properties and comments together).
+:class:`~lineage_udfs.spark.storage.table_spec.TableSpec` per Delta table (the governance
+tables in ``governance_schemas``); :data:`TABLES` names them all.
 
 The query log and the parse-result struct are derived from the records of
 ``lineage_udfs.core.records``; so are the parse-result columns of ``parsed_statements``. Writers
@@ -7,9 +8,6 @@ always ``select`` a spec's columns in its order; nothing relies on inference.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from pyspark.sql.types import (
     ArrayType,
@@ -20,41 +18,23 @@ from pyspark.sql.types import (
     LongType,
     MapType,
     StringType,
-    StructField,
-    StructType,
     TimestampType,
 )
 
-from lineage_udfs.core.records import FieldSpec, Kind, ParseRecord, QueryLogRow, fields_of
-
-_SCALAR_TYPES: dict[Kind, DataType] = {
-    Kind.STRING: StringType(),
-    Kind.DOUBLE: DoubleType(),
-    Kind.INT: IntegerType(),
-    Kind.BOOLEAN: BooleanType(),
-    Kind.TIMESTAMP: TimestampType(),
-    Kind.STRINGS: ArrayType(StringType()),
-}
-
-
-def spark_type(spec: FieldSpec) -> DataType:
-    """The Spark type of a record field (a list of records: an array of their structs)."""
-    if spec.kind is Kind.RECORDS:
-        assert spec.element is not None
-        return ArrayType(record_schema(spec.element))
-    return _SCALAR_TYPES[spec.kind]
-
-
-def record_schema(record: type, *, exclude: Sequence[str] = ()) -> StructType:
-    """The struct of a record of ``lineage_udfs.core.records`` (every field nullable)."""
-    return StructType(
-        [
-            StructField(spec.name, spark_type(spec), True)
-            for spec in fields_of(record)
-            if spec.name not in exclude
-        ]
-    )
-
+from lineage_udfs.core.records import ParseRecord, QueryLogRow
+from lineage_udfs.spark.storage.governance_schemas import (
+    COLUMN_TAGS,
+    DATASET_ACTIVITY,
+    DATASET_EXPECTATIONS,
+    DATASET_OWNERS,
+    DATASET_USAGE,
+    UPSTREAM_STALENESS,
+)
+from lineage_udfs.spark.storage.table_spec import (
+    TableSpec,
+    record_schema,
+)
+from lineage_udfs.spark.storage.table_spec import declare_table as _table
 
 QUERY_LOG_SCHEMA = record_schema(QueryLogRow)
 """The canonical query log: what every reader produces."""
@@ -70,163 +50,6 @@ Python worker and back."""
 _STR_ARRAY = ArrayType(StringType())
 _LOG = {f.name: f.dataType for f in QUERY_LOG_SCHEMA}
 _PARSE = {f.name: f.dataType for f in PARSE_RESULT_SCHEMA}
-
-COLUMN_MEANINGS: dict[str, str] = {
-    "fingerprint": "sha256 hex prefix of dialect, session db/schema and the masked normalized "
-    "statement",
-    "dialect": "sqlglot dialect name",
-    "masked_sql": "the statement with every literal masked to ? and comments removed",
-    "statement_type": "CTAS, INSERT, MERGE, UPDATE, CREATE_VIEW, SELECT_INTO, SCRIPT, ...",
-    "parser": "cascade tier that produced the result: sqlglot / sqlfluff / sqlparse / none",
-    "parser_version": "lineage-warehouse version + sqlglot version that parsed the statement",
-    "status": "ok / partial / failed / timeout / skipped (runs: succeeded / failed)",
-    "error_kind": "SYNTAX, UNSUPPORTED, TIMEOUT, TOO_LARGE, EMPTY, COLUMN_LINEAGE, INTERNAL",
-    "error": "failure message (literals masked)",
-    "parse_ms": "parse time in milliseconds",
-    "sources": "tables read",
-    "targets": "tables written",
-    "intermediates": "temporary tables traced through inside a script",
-    "table_edges": "table edges of the statement (source_table, target_table)",
-    "column_edges": "column edges of the statement",
-    "statements": "per-statement lineage of a script",
-    "first_seen": "earliest log start_time of the rows behind this row",
-    "last_seen": "latest log start_time of the rows behind this row",
-    "occurrences": "number of distinct log query_ids behind this row",
-    "query_id": "query id from the source system, or a sha256 of the log row",
-    "default_database": "session database/catalog when the query ran",
-    "default_schema": "session schema when the query ran",
-    "user_name": "who ran the query",
-    "start_time": "when the query started (UTC)",
-    "end_time": "when the query ended (UTC)",
-    "source_system": "OpenLineage namespace of the system that ran the query",
-    "object_kind": "query (log row), view or procedure (definitions)",
-    "object_name": "view or procedure name for definitions",
-    "source_table": "upstream table (canonical lower-case qualified name)",
-    "target_table": "downstream table (canonical lower-case qualified name)",
-    "source_column": "upstream column",
-    "target_column": "downstream column",
-    "transformation_type": "DIRECT or INDIRECT (OpenLineage)",
-    "transformation_subtype": "IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ... "
-    "(OpenLineage)",
-    "edge_kind": "query / view / procedure",
-    "quarantine_id": "sha256 of the stage and the identity of the quarantined row",
-    "stage": "load or parse",
-    "reason": "why the row was quarantined",
-    "source_file": "source name and file the row came from",
-    "masked_record": "the row's text with literals masked",
-    "run_id": "extraction run id",
-    "node": "table, view or external dataset (canonical name)",
-    "kind": "table / view / external",
-    "in_degree": "number of distinct upstream tables (self-loops excluded)",
-    "out_degree": "number of distinct downstream tables (self-loops excluded)",
-    "is_root": "no upstream table",
-    "is_leaf": "no downstream table",
-    "on_cycle": "the node lies on a directed cycle (its strongly connected component has 2+ "
-    "nodes, or it has a self-loop)",
-    "component_id": "connected component (its smallest node name)",
-    "component_size": "number of nodes in the component",
-    "root": "first node of the path (a root)",
-    "leaf": "last node of the path (a leaf, or where a cycle or the depth limit stopped it)",
-    "path": "node names from root to leaf",
-    "depth": "number of edges on the path",
-    "truncated": "lineage_paths: the path was cut at max_depth, or its root had more paths than "
-    "the cap; closures: the ancestor had more descendants than graph.max_closure_per_node (only "
-    "the nearest are stored)",
-    "ancestor": "upstream table",
-    "descendant": "downstream table",
-    "min_distance": "fewest hops from ancestor to descendant (any edge)",
-    "ancestor_table": "upstream column's table",
-    "ancestor_column": "upstream column",
-    "descendant_table": "downstream column's table",
-    "descendant_column": "downstream column",
-    "direct_min_distance": "fewest hops through DIRECT edges only (null: only via INDIRECT)",
-    "signature": "sha256 of the component's sorted (source, target, edge_kind) edges",
-    "edge_count": "distinct table edges in the component",
-    "node_count": "nodes in the component",
-    "emission_id": "OpenLineage emission id",
-    "scope": "incremental (changes since the watermark) or full (every row)",
-    "emit_mode": "openlineage.emit_mode of the emission: per_run / per_statement_day",
-    "options_digest": "digest of the event-shaping openlineage options; a change forces a full "
-    "emission",
-    "queries_from_version": "queries version of the previous watermark (exclusive start of the "
-    "range); null for a full emission",
-    "queries_version": "queries version covered: every change up to it was emitted (null: "
-    "rows without a parse were found, the next emission is full)",
-    "parsed_statements_from_version": "parsed_statements version of the previous watermark; "
-    "null for a full emission",
-    "parsed_statements_version": "parsed_statements version covered",
-    "changed_queries": "queries rows new or updated since the watermark",
-    "reparsed_statements": "fingerprints whose parse changed since the watermark",
-    "rows": "runs (log rows or statement-days) looked at",
-    "skipped": "runs that produce no event",
-    "emitted": "events the transport accepted",
-    "spooled": "events spooled for a later replay",
-    "overflowed": "events dropped because the spool was full",
-    "failed": "events rejected by the transport (or undeliverable without a spool)",
-    "replayed": "spooled events delivered before this emission",
-}
-"""What a column of a given name means, in whichever table it stands (a table may say otherwise
-for its own column: ``TableSpec.column_comments``)."""
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """One Delta table: its schema, natural (MERGE) key, table properties and comments.
-
-    Attributes:
-        name: the table's plain name (also its default path under ``sink.base_path``).
-        comment: the table comment.
-        schema: the declared columns, in order.
-        keys: the natural key, unique per row (MERGE condition).
-        properties: Delta table properties, set on creation and on existing tables.
-        column_comments: a comment per column (its meaning from COLUMN_MEANINGS unless the
-            table says otherwise).
-    """
-
-    name: str
-    comment: str
-    schema: StructType
-    keys: tuple[str, ...]
-    properties: Mapping[str, str] = field(default_factory=dict)
-    column_comments: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def columns(self) -> list[str]:
-        """The column names, in declared order."""
-        return list(self.schema.fieldNames())
-
-
-def _table(
-    name: str,
-    comment: str,
-    keys: tuple[str, ...],
-    columns: Sequence[tuple[str, DataType]],
-    *,
-    properties: Mapping[str, str] | None = None,
-    comments: Mapping[str, str] | None = None,
-) -> TableSpec:
-    schema = StructType([StructField(column, dtype, True) for column, dtype in columns])
-    own = comments or {}
-    return TableSpec(
-        name=name,
-        comment=comment,
-        schema=schema,
-        keys=keys,
-        properties={**MAINTENANCE, **(properties or {})},
-        column_comments={
-            f.name: own.get(f.name) or COLUMN_MEANINGS.get(f.name, f.name.replace("_", " "))
-            for f in schema
-        },
-    )
-
-
-MAINTENANCE: Mapping[str, str] = {"delta.enableDeletionVectors": "true"}
-"""Properties of every table, so that many small runs stay as fast as one: with deletion
-vectors a MERGE that updates or deletes a few rows marks them in a small side file instead of
-rewriting every data file they sit in, and a MERGE whose update conditions hold for no row (a
-rerun with nothing new) commits nothing at all. Small files are compacted by
-``LineageTables.compact`` (Delta's auto compaction compacts after nearly every small commit:
-a second commit per table and run)."""
 
 
 def _log(*names: str) -> list[tuple[str, DataType]]:
@@ -487,39 +310,6 @@ COLUMN_CLOSURE = _table(
     comments={"truncated": _CLOSURE_TRUNCATED},
 )
 
-COLUMN_TAGS = _table(
-    "column_tags",
-    "One row per (column, tag): declared (tags file, source export, name rule), carried "
-    "downstream over DIRECT column edges, or masked (reached only through a masking "
-    "function, where it stops); with the provenance of the row (docs/tags.md).",
-    ("table_name", "column_name", "tag"),
-    [
-        ("table_name", StringType()),
-        ("column_name", StringType()),
-        ("tag", StringType()),
-        ("tag_value", StringType()),
-        ("status", StringType()),
-        ("depth", IntegerType()),
-        ("origin_table", StringType()),
-        ("origin_column", StringType()),
-        ("via_table", StringType()),
-        ("via_column", StringType()),
-        ("via_subtype", StringType()),
-        ("rule", StringType()),
-    ],
-    comments={
-        "tag_value": "the value declared with the tag at its origin (Snowflake TAG_VALUE …)",
-        "status": "declared / propagated / masked (docs/tags.md, 'Conflicts')",
-        "depth": "hops from the origin column (0: declared here)",
-        "origin_table": "table of the declared column the tag came from",
-        "origin_column": "the declared column the tag came from",
-        "via_table": "table of the column of the edge the tag came through (null: declared)",
-        "via_column": "the column of the edge the tag came through (null: declared)",
-        "via_subtype": "subtype of that edge: IDENTITY, TRANSFORMATION, AGGREGATION or MASKED",
-        "rule": "the declaration at the origin: column X, source P, pattern G or name rule R",
-    },
-)
-
 GRAPH_COMPONENTS = _table(
     "graph_components",
     "One row per connected component: signature of its edges (incremental runs recompute the "
@@ -603,185 +393,6 @@ RECONCILIATION = _table(
         "source_name": "the source (sources[].name) whose export the edge was compared with",
         "level": "table / column",
         "status": "agree (both) / parser_only / warehouse_only",
-    },
-)
-
-# freshness, ownership, usage and expectations (lineage_udfs.spark.activity): rewritten by every
-# run of the activity stage (one overwrite commit each); Delta history keeps the past
-_WINDOW: list[tuple[str, DataType]] = [
-    ("window_start", TimestampType()),
-    ("as_of", TimestampType()),
-]
-_ACTIVITY_COMMENTS = {
-    "dataset": "table, view or dataset (canonical name)",
-    "column_name": "'' for the dataset itself; a column a write names (column lineage target)",
-    "window_start": "start of the window the counts cover (as_of - activity.window_days)",
-    "as_of": "the instant the stage computed the row at (activity.as_of)",
-}
-
-DATASET_ACTIVITY = _table(
-    "dataset_activity",
-    "One row per dataset (column_name '') and per column a write names: last successful and "
-    "last failed write, writes, writers, last read and readers over the window. Failed writes "
-    "never count as freshness.",
-    ("dataset", "column_name"),
-    [
-        ("dataset", StringType()),
-        ("column_name", StringType()),
-        ("last_write_at", TimestampType()),
-        ("last_write_fingerprint", StringType()),
-        ("last_write_user", StringType()),
-        ("last_write_source_system", StringType()),
-        ("last_write_statement_type", StringType()),
-        ("last_failed_write_at", TimestampType()),
-        ("last_failed_write_fingerprint", StringType()),
-        ("last_failed_write_user", StringType()),
-        ("writes", LongType()),
-        ("failed_writes", LongType()),
-        ("writers", LongType()),
-        ("last_read_at", TimestampType()),
-        ("last_read_user", StringType()),
-        ("reads", LongType()),
-        ("readers", LongType()),
-        *_WINDOW,
-    ],
-    comments={
-        **_ACTIVITY_COMMENTS,
-        "last_write_at": "end (else start) of the latest successful write",
-        "last_write_fingerprint": "statement of the latest successful write",
-        "last_write_user": "who ran the latest successful write",
-        "last_write_source_system": "system that ran the latest successful write",
-        "last_write_statement_type": "CTAS, INSERT, MERGE, ... of the latest successful write",
-        "last_failed_write_at": "end (else start) of the latest write whose status says failed "
-        "or aborted",
-        "last_failed_write_fingerprint": "statement of the latest failed write",
-        "last_failed_write_user": "who ran the latest failed write",
-        "writes": "successful writes in the window",
-        "failed_writes": "failed or aborted writes in the window",
-        "writers": "distinct users with a successful write in the window",
-        "last_read_at": "start of the latest successful statement reading the dataset (plain "
-        "queries with activity.keep_reads, and every statement's sources); null for columns",
-        "last_read_user": "who ran the latest read",
-        "reads": "successful reads in the window",
-        "readers": "distinct users with a read in the window",
-    },
-)
-
-DATASET_USAGE = _table(
-    "dataset_usage",
-    "One row per dataset, user and kind (read / write / failed_write): how often and when "
-    "last; the writers and readers behind dataset_activity's counts.",
-    ("dataset", "user_name", "kind"),
-    [
-        ("dataset", StringType()),
-        ("user_name", StringType()),
-        ("kind", StringType()),
-        ("count_in_window", LongType()),
-        ("first_at", TimestampType()),
-        ("last_at", TimestampType()),
-        *_WINDOW,
-    ],
-    comments={
-        **_ACTIVITY_COMMENTS,
-        "user_name": "who ran the statements ('' when the log has no user)",
-        "kind": "read / write (succeeded) / failed_write",
-        "count_in_window": "statements of this kind by this user in the window",
-        "first_at": "the user's first such statement in the log",
-        "last_at": "the user's latest such statement in the log",
-    },
-)
-
-DATASET_OWNERS = _table(
-    "dataset_owners",
-    "One row per dataset: its owner and which rule gave it (explicit owners file, catalog "
-    "owner, else the dominant writer, inferred).",
-    ("dataset",),
-    [
-        ("dataset", StringType()),
-        ("owner", StringType()),
-        ("contact", StringType()),
-        ("rule", StringType()),
-        ("evidence", StringType()),
-        ("as_of", TimestampType()),
-    ],
-    comments={
-        **_ACTIVITY_COMMENTS,
-        "owner": "team or user responsible (null: no rule gave one)",
-        "contact": "how to reach the owner (explicit rule only)",
-        "rule": "explicit / catalog / inferred / none",
-        "evidence": "the pattern, the catalog source, or the writer's share of writes",
-    },
-)
-
-DATASET_EXPECTATIONS = _table(
-    "dataset_expectations",
-    "One row per dataset (fingerprint '') and per recurring statement writing it: the interval "
-    "between successful writes, the expected next write and the status (on_time / late / "
-    "stopped / new / irregular).",
-    ("dataset", "fingerprint"),
-    [
-        ("dataset", StringType()),
-        ("fingerprint", StringType()),
-        ("occurrences", LongType()),
-        ("median_interval_s", DoubleType()),
-        ("p90_interval_s", DoubleType()),
-        ("last_write_at", TimestampType()),
-        ("expected_next_at", TimestampType()),
-        ("late_after", TimestampType()),
-        ("stopped_after", TimestampType()),
-        ("status", StringType()),
-        ("reason", StringType()),
-        *_WINDOW,
-    ],
-    comments={
-        **_ACTIVITY_COMMENTS,
-        "fingerprint": "'' for the dataset; else the statement whose own cadence the row holds",
-        "occurrences": "successful writes in the window_days up to last_write_at",
-        "median_interval_s": "median seconds between consecutive successful writes",
-        "p90_interval_s": "90th percentile of the seconds between successful writes",
-        "last_write_at": "the latest successful write",
-        "expected_next_at": "last_write_at + the median interval",
-        "late_after": "last_write_at + activity.late_factor x p90",
-        "stopped_after": "last_write_at + activity.stopped_factor x p90",
-        "status": "on_time / late / stopped / new (fewer than activity.min_occurrences writes) "
-        "/ irregular (p90 > activity.irregular_ratio x median)",
-        "reason": "the status in words, with the figures",
-        "window_start": "start of the cadence window (last_write_at - activity.window_days)",
-    },
-)
-
-_HOP = StructType(
-    [
-        StructField("node", StringType(), True),
-        StructField("owner", StringType(), True),
-        StructField("contact", StringType(), True),
-        StructField("rule", StringType(), True),
-    ]
-)
-
-UPSTREAM_STALENESS = _table(
-    "upstream_staleness",
-    "One row per dataset and each late or stopped dataset upstream of it (table_closure): "
-    "the shortest path to it and the owner of each hop.",
-    ("dataset", "upstream"),
-    [
-        ("dataset", StringType()),
-        ("upstream", StringType()),
-        ("upstream_status", StringType()),
-        ("upstream_last_write_at", TimestampType()),
-        ("distance", IntegerType()),
-        ("path", _STR_ARRAY),
-        ("hops", ArrayType(_HOP)),
-        ("as_of", TimestampType()),
-    ],
-    comments={
-        **_ACTIVITY_COMMENTS,
-        "upstream": "a late or stopped dataset upstream of dataset",
-        "upstream_status": "late / stopped (dataset_expectations)",
-        "upstream_last_write_at": "the upstream's latest successful write",
-        "distance": "hops from upstream to dataset (table_closure.min_distance)",
-        "path": "a shortest path from upstream to dataset (ties: smallest names)",
-        "hops": "each node of the path with its owner, contact and owner rule",
     },
 )
 
