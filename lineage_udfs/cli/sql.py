@@ -9,24 +9,18 @@ from lineage_udfs.cli.store import CliError, LineageStore, tables_named_in
 
 
 def split_statements(text: str) -> list[str]:
-    """The statements of ``text``, split at ``;`` outside strings, quoted names and comments
-    (sqlglot's tokenizer finds them); empty statements are dropped."""
-    from sqlglot.tokens import Tokenizer, TokenType
+    """The statements of ``text``, split at ``;`` outside strings, quoted names and comments;
+    empty statements are dropped.
 
-    try:
-        tokens = Tokenizer().tokenize(text)
-    except Exception as exc:  # sqlglot's TokenError: an unclosed string or comment
-        from lineage_udfs.core.errors import one_line
+    Raises:
+        CliError: sqlglot cannot tokenize the text (an unclosed string or comment).
+    """
+    from lineage_udfs.core.tokens import split_on_semicolons
 
-        raise CliError(f"cannot split the SQL into statements: {one_line(exc)}") from None
-    out: list[str] = []
-    start = 0
-    for token in tokens:
-        if token.token_type == TokenType.SEMICOLON:
-            out.append(text[start : token.start])
-            start = token.end + 1
-    out.append(text[start:])
-    return [s.strip() for s in out if s.strip()]
+    pieces = split_on_semicolons(text, None)
+    if pieces is None:
+        raise CliError("cannot split the SQL into statements: an unclosed string or comment")
+    return pieces
 
 
 def run(store: LineageStore, text: str, limit: int = 100) -> list[Answer]:

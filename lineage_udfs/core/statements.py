@@ -29,7 +29,12 @@ from lineage_udfs.core.embedded import (
     unload_location,
 )
 from lineage_udfs.core.repairs import compound_assignments
-from lineage_udfs.core.tokens import CONTROL_WORDS, STATEMENT_STARTERS, tokenize
+from lineage_udfs.core.tokens import (
+    CONTROL_WORDS,
+    STATEMENT_STARTERS,
+    split_on_semicolons,
+    tokenize,
+)
 
 _GO_RE = re.compile(r"^[ \t]*GO[ \t]*(?:\d+)?[ \t]*;?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
@@ -165,11 +170,11 @@ def _split(sql: str, dialect: str | None) -> list[Chunk]:
     ):
         if len(whole) == 1:
             return [Chunk(text.strip(), whole[0])]
-        pieces = _split_on_semicolons(text, dialect)
+        pieces = split_on_semicolons(text, dialect)
         if pieces is not None and len(pieces) == len(whole):
             return [Chunk(p, e) for p, e in zip(pieces, whole, strict=True)]
         return [Chunk(e.sql(dialect=dialect), e) for e in whole]
-    pieces = _split_on_semicolons(text, dialect)
+    pieces = split_on_semicolons(text, dialect)
     if pieces is None:
         return [Chunk(text.strip(), None, parse_error(text, dialect))]
     chunks: list[Chunk] = []
@@ -304,20 +309,6 @@ def _swallows_statement(text: str, parsed: list[exp.Expr], dialect: str | None) 
     )
 
 
-def _split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:
-    tokens = tokenize(text, dialect)
-    if tokens is None:
-        return None
-    pieces: list[str] = []
-    start = 0
-    for tok in tokens:
-        if tok.token_type == TokenType.SEMICOLON:
-            pieces.append(text[start : tok.start])
-            start = tok.end + 1
-    pieces.append(text[start:])
-    return [p.strip() for p in pieces if p.strip()]
-
-
 def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
     task = TASK_RE.match(text) if depth < 5 else None
     if task is not None:  # the statement a task runs (its schedule and warehouse: no lineage)
@@ -328,7 +319,7 @@ def _parse_piece(text: str, dialect: str | None, depth: int) -> list[Chunk]:
         if bodies and re.match(r"\s*(create|do|execute)\b", text, re.IGNORECASE):
             chunks: list[Chunk] = []
             for _, body in bodies:
-                for inner in _split_on_semicolons(body, dialect) or []:
+                for inner in split_on_semicolons(body, dialect) or []:
                     chunks.extend(_parse_piece(inner, dialect, depth + 1))
             return chunks or [Chunk(text, control=True)]
     parsed = try_parse(text, dialect)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlglot
-from sqlglot.tokens import Token
+from sqlglot.tokens import Token, TokenType
 
 from lineage_udfs.core.timeout import reraise_timeout
 
@@ -103,3 +103,23 @@ def tokenize(text: str, dialect: str | None) -> list[Token] | None:
     except Exception as exc:
         reraise_timeout(exc)
         return None
+
+
+def split_on_semicolons(text: str, dialect: str | None) -> list[str] | None:
+    """The pieces of ``text`` between ``;`` tokens (a ``;`` inside a string, quoted name or
+    comment is not one), stripped, empty ones dropped; None if sqlglot cannot tokenize it.
+
+        >>> split_on_semicolons("select ';' ; ; select 2 -- a;b", None)
+        ["select ';'", 'select 2 -- a;b']
+    """
+    tokens = tokenize(text, dialect)
+    if tokens is None:
+        return None
+    pieces: list[str] = []
+    start = 0
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            pieces.append(text[start : tok.start])
+            start = tok.end + 1
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
