@@ -199,14 +199,7 @@ def changes_from_feed(
 def stored_state(tables: LineageTables) -> dict[str, Any] | None:
     """The input state recorded with the components table's newest graph commit (a
     maintenance commit, e.g. auto compaction, may follow it)."""
-    for commit in tables.recent_commits(COMPONENTS_TABLE, 5):
-        try:
-            state = json.loads(commit["userMetadata"] or "")
-        except ValueError:
-            continue
-        if isinstance(state, dict) and STATE_KEY in state:
-            return state
-    return None
+    return tables.recorded_state(COMPONENTS_TABLE, STATE_KEY)
 
 
 def _table_id(tables: LineageTables, table: str) -> str:

@@ -30,7 +30,6 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -369,17 +368,6 @@ def _digest(declared: DataFrame) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _stored_state(tables: LineageTables) -> dict[str, Any] | None:
-    for commit in tables.recent_commits(TAGS_TABLE, 5):
-        try:
-            state = json.loads(commit["userMetadata"] or "")
-        except ValueError:
-            continue
-        if isinstance(state, dict) and STATE_KEY in state:
-            return state
-    return None
-
-
 def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
     """Recompute ``column_tags`` from the declarations and ``column_lineage`` (nothing is
     written when neither they nor the settings changed since the last run)."""
@@ -401,7 +389,7 @@ def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
         "settings": _settings_key(settings),
     }
     summary.step_seconds["declarations"] = time.perf_counter() - clock
-    stored = _stored_state(tables)
+    stored = tables.recorded_state(TAGS_TABLE, STATE_KEY)
     if stored is not None and {k: stored.get(k) for k in state} == state:
         summary.unchanged = True
         summary.seconds = time.perf_counter() - started

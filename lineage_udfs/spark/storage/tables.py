@@ -5,6 +5,7 @@ reads, the change data feed, versions and commits, compaction, and the one write
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -217,6 +218,19 @@ class LineageTables:
                 "version", "operation", "userMetadata", "operationMetrics"
             ).collect()
         ]
+
+    def recorded_state(self, table: str, key: str, count: int = 5) -> dict[str, Any] | None:
+        """The userMetadata (a JSON object holding ``key``) of the newest of ``table``'s last
+        ``count`` commits that has one: the state a stage recorded with its write (maintenance
+        commits, e.g. compaction, may follow it)."""
+        for commit in self.recent_commits(table, count):
+            try:
+                state = json.loads(commit["userMetadata"] or "")
+            except ValueError:
+                continue
+            if isinstance(state, dict) and key in state:
+                return state
+        return None
 
     def metrics_since(self, table: str, version: int) -> dict[str, int]:
         """Row counts of the latest commit if it is newer than ``version`` (a no-op MERGE may
