@@ -14,24 +14,19 @@ from typing import Annotated
 import typer
 
 from lineage_udfs.cli import activity
+from lineage_udfs.cli.options import AsOfOpt, ConfigOpt, HtmlOpt, JsonOpt, SvgOpt, WarehouseOpt
 
 TableArg = Annotated[str, typer.Argument(help="TABLE")]
 
 
 def register(app: typer.Typer) -> None:
     """Add the commands to ``app`` (the ``lineage`` command of ``cli.app``)."""
-    from lineage_udfs.cli.app import (
-        ConfigOpt,
-        HtmlOpt,
-        JsonOpt,
-        SvgOpt,
-        WarehouseOpt,
-        _answer,
-    )
+    from lineage_udfs.cli.app import _answer
 
     @app.command()
     def freshness(
         name: TableArg,
+        as_of: AsOfOpt = None,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
@@ -42,12 +37,13 @@ def register(app: typer.Typer) -> None:
         stopped dataset upstream with its path and owners (--html marks them on the graph)."""
         _answer(
             lambda s: activity.freshness(s, name),
-            config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+            config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg, as_of=as_of,
         )  # fmt: skip
 
     @app.command()
     def owner(
         name: TableArg,
+        as_of: AsOfOpt = None,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
@@ -55,12 +51,13 @@ def register(app: typer.Typer) -> None:
         """Who owns TABLE, and which rule says so (explicit / catalog / inferred)."""
         _answer(
             lambda s: activity.owner(s, name),
-            config=config, warehouse=warehouse, as_json=as_json,
+            config=config, warehouse=warehouse, as_json=as_json, as_of=as_of,
         )  # fmt: skip
 
     @app.command()
     def usage(
         name: TableArg,
+        as_of: AsOfOpt = None,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
@@ -68,15 +65,16 @@ def register(app: typer.Typer) -> None:
         """Who writes and reads TABLE: counts over the window, last write, last read."""
         _answer(
             lambda s: activity.usage(s, name),
-            config=config, warehouse=warehouse, as_json=as_json,
+            config=config, warehouse=warehouse, as_json=as_json, as_of=as_of,
         )  # fmt: skip
 
     @app.command()
     def alerts(
+        as_of: AsOfOpt = None,
         config: ConfigOpt = None,
         warehouse: WarehouseOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Every late or stopped dataset with its downstream blast radius; exit code 1 when
         there is one (for cron and CI)."""
-        _answer(activity.alerts, config=config, warehouse=warehouse, as_json=as_json)
+        _answer(activity.alerts, config=config, warehouse=warehouse, as_json=as_json, as_of=as_of)

@@ -35,6 +35,17 @@ from rich.table import Table
 
 from lineage_udfs.cli import queries, records
 from lineage_udfs.cli.model import Answer, Page
+from lineage_udfs.cli.options import (
+    AsOfOpt,
+    ConfigOpt,
+    DepthOpt,
+    HtmlOpt,
+    JsonOpt,
+    LimitOpt,
+    OffsetOpt,
+    SvgOpt,
+    WarehouseOpt,
+)
 from lineage_udfs.cli.store import CliError, LineageStore, open_store
 from lineage_udfs.core.errors import one_line
 
@@ -45,37 +56,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-ConfigOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--config",
-        "-c",
-        help="overlay YAML on conf/base.yaml (repeatable; default conf/local.yaml)",
-    ),
-]
-WarehouseOpt = Annotated[
-    str | None, typer.Option("--warehouse", "-w", help="the sink's base path (overrides config)")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print the answer as JSON")]
-HtmlOpt = Annotated[
-    Path | None, typer.Option("--html", help="write the answer's graph as one HTML page")
-]
-SvgOpt = Annotated[
-    Path | None, typer.Option("--svg", help="write the answer's graph as SVG (Graphviz dot)")
-]
-DepthOpt = Annotated[
-    int | None, typer.Option("--depth", "-d", help="at most this many hops (default: all)")
-]
-AsOfOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--as-of",
-        help="answer from the tables as of a date/timestamp (UTC) or a Delta version",
-    ),
-]
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="list at most N rows")]
-OffsetOpt = Annotated[int, typer.Option("--offset", min=0, help="skip the first N rows")]
 
 
 def _console() -> Console:

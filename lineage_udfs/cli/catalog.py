@@ -8,8 +8,9 @@ import difflib
 from collections import defaultdict
 from dataclasses import dataclass
 
-from lineage_udfs.cli.queries import canonical
-from lineage_udfs.cli.store import CliError, LineageStore
+from lineage_udfs.cli.model import Graph
+from lineage_udfs.cli.queries import _column_edge, canonical
+from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 
 @dataclass
@@ -69,3 +70,18 @@ class Catalog:
         if not close:
             return f" (no lineage table mentions it; {len(names)} tables known)"
         return f"; did you mean {', '.join(close[:3])}?"
+
+
+def draw_column_edges(graph: Graph, edges: list[Row], members: set[tuple[str, str]]) -> Graph:
+    """Add the column edges (rows of ``column_lineage``) whose both ends are ``members`` to
+    ``graph``, grouped by table edge; sort every node's columns."""
+    for row in edges:
+        src = (row["source_table"], row["source_column"])
+        dst = (row["target_table"], row["target_column"])
+        if src in members and dst in members:
+            edge = graph.edge(src[0], dst[0])
+            edge.add_kind(row["edge_kind"])
+            edge.column_edges.add(_column_edge(row))
+    for node in graph.nodes.values():
+        node.columns.sort()
+    return graph

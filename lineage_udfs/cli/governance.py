@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from lineage_udfs.cli.options import AsOfOpt, ConfigOpt, HtmlOpt, JsonOpt, SvgOpt, WarehouseOpt
 from lineage_udfs.cli.queries import Answer
 from lineage_udfs.cli.store import CliError, LineageStore
 
@@ -48,11 +49,12 @@ def impact_command(
         Path | None,
         typer.Option("--markdown", help="also write the answer as Markdown (PR comment)"),
     ] = None,
-    config: Annotated[list[Path] | None, typer.Option("--config", "-c")] = None,
-    warehouse: Annotated[str | None, typer.Option("--warehouse", "-w")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
-    html: Annotated[Path | None, typer.Option("--html", help="draw the impact as HTML")] = None,
-    svg: Annotated[Path | None, typer.Option("--svg", help="draw the impact as SVG")] = None,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+    html: HtmlOpt = None,
+    svg: SvgOpt = None,
 ) -> None:
     """What a column change breaks downstream: breaking / partial / not affected, with the
     path, the owner and the log's consumers. Exit code 1 when anything breaks."""
@@ -83,41 +85,39 @@ def impact_command(
         answer.message = ("BREAKING: " if breaking else "not breaking: ") + (answer.message or "")
         return answer
 
-    _run(compute, config, warehouse, as_json, html, svg)
+    _run(compute, config, warehouse, as_json, html, svg, as_of)
 
 
 def tags_command(
     name: Annotated[str, typer.Argument(help="TABLE or TABLE.COLUMN")],
-    config: Annotated[list[Path] | None, typer.Option("--config", "-c")] = None,
-    warehouse: Annotated[str | None, typer.Option("--warehouse", "-w")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
-    html: Annotated[
-        Path | None, typer.Option("--html", help="draw it as HTML, tagged columns marked")
-    ] = None,
-    svg: Annotated[Path | None, typer.Option("--svg", help="draw it as SVG")] = None,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+    html: HtmlOpt = None,
+    svg: SvgOpt = None,
 ) -> None:
     """The tags of NAME, where they flow from it and where they stopped, and why."""
     from lineage_udfs.cli.tagging import tags_of
 
-    _run(lambda s: tags_of(s, name), config, warehouse, as_json, html, svg)
+    _run(lambda s: tags_of(s, name), config, warehouse, as_json, html, svg, as_of)
 
 
 def pii_command(
     tag: Annotated[str, typer.Option("--tag", help="the tag of personal data")] = "pii",
     days: DaysOpt = 30,
-    config: Annotated[list[Path] | None, typer.Option("--config", "-c")] = None,
-    warehouse: Annotated[str | None, typer.Option("--warehouse", "-w")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
-    html: Annotated[
-        Path | None, typer.Option("--html", help="draw it as HTML, tagged columns marked")
-    ] = None,
-    svg: Annotated[Path | None, typer.Option("--svg", help="draw it as SVG")] = None,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+    html: HtmlOpt = None,
+    svg: SvgOpt = None,
 ) -> None:
     """Every table holding personal data (declared or propagated), and who read it
     (exit code 1 when none does)."""
     from lineage_udfs.cli.tagging import pii
 
-    _run(lambda s: pii(s, tag, days), config, warehouse, as_json, html, svg)
+    _run(lambda s: pii(s, tag, days), config, warehouse, as_json, html, svg, as_of)
 
 
 def _run(
@@ -127,10 +127,14 @@ def _run(
     as_json: bool,
     html: Path | None,
     svg: Path | None,
+    as_of: str | None,
 ) -> None:
     from lineage_udfs.cli.app import _answer
 
-    _answer(compute, config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg)
+    _answer(
+        compute, config=config, warehouse=warehouse, as_json=as_json, html=html, svg=svg,
+        as_of=as_of,
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:

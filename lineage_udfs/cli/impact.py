@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from lineage_udfs.cli.catalog import Catalog
-from lineage_udfs.cli.queries import Answer, Graph, _column_edge, canonical
+from lineage_udfs.cli.catalog import Catalog, draw_column_edges
+from lineage_udfs.cli.queries import Answer, Graph, canonical
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]
@@ -379,16 +379,7 @@ def _graph(
         node.add_column(column)
         if kind != NOT_AFFECTED:
             graph.marks[(table, column)] = kind
-    for row in edges:
-        src = (row["source_table"], row["source_column"])
-        dst = (row["target_table"], row["target_column"])
-        if src in members and dst in members:
-            edge = graph.edge(src[0], dst[0])
-            edge.edge_kinds.add(row["edge_kind"])
-            edge.column_edges.add(_column_edge(row))
-    for node in graph.nodes.values():
-        node.columns.sort()
-    return graph
+    return draw_column_edges(graph, edges, members)
 
 
 def markdown(answer: Answer, breaking: bool) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from lineage_udfs.cli.catalog import Catalog
+from lineage_udfs.cli.catalog import Catalog, draw_column_edges
 from lineage_udfs.cli.impact import _consumers, _fingerprints_reading, _merged, owners
-from lineage_udfs.cli.queries import Answer, Graph, _column_edge, canonical
+from lineage_udfs.cli.queries import Answer, Graph, canonical
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]
@@ -162,16 +162,7 @@ def _graph(catalog: Catalog, edges: list[Row], out: list[Row]) -> Graph:
         graph.marks[(table, column)] = f"{previous}, {mark}" if previous else mark
         if graph.focus is None:
             graph.focus, graph.focus_column = table, column
-    for e in edges:
-        src = (e["source_table"], e["source_column"])
-        dst = (e["target_table"], e["target_column"])
-        if src in members and dst in members:
-            edge = graph.edge(src[0], dst[0])
-            edge.edge_kinds.add(e["edge_kind"])
-            edge.column_edges.add(_column_edge(e))
-    for node in graph.nodes.values():
-        node.columns.sort()
-    return graph
+    return draw_column_edges(graph, edges, members)
 
 
 PII_COLUMNS = ["table", "columns", "masked", "origins", "owner", "users", "statements", "reads"]
