@@ -414,10 +414,14 @@ def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
         rows = propagate(edges, declared, settings.max_depth)
     tables.write(TAGS_TABLE, Overwrite(rows), metadata=json.dumps(state, sort_keys=True))
     summary.step_seconds["propagate+write"] = time.perf_counter() - clock
-    counts = {
-        r["status"]: r["count"] for r in tables.read(TAGS_TABLE).groupBy("status").count().collect()
-    }
-    summary.tags = tables.read(TAGS_TABLE).select("tag").distinct().count()
+    by_status = (
+        tables.read(TAGS_TABLE)
+        .groupBy("status")
+        .agg(F.count(F.lit(1)).alias("count"), F.collect_set("tag").alias("tags"))
+        .collect()
+    )  # one job: a handful of statuses, each with its (few) tag names
+    counts = {r["status"]: r["count"] for r in by_status}
+    summary.tags = len({tag for r in by_status for tag in r["tags"]})
     summary.declared = counts.get("declared", 0)
     summary.propagated = counts.get("propagated", 0)
     summary.masked = counts.get("masked", 0)
