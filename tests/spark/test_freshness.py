@@ -20,8 +20,13 @@ from pyspark.sql import functions as F
 from lineage_udfs.cli import activity
 from lineage_udfs.cli.store import LineageStore, table_locations
 from lineage_udfs.core.errors import ConfigError
-from lineage_udfs.settings import JobSettings, load_settings
-from lineage_udfs.spark.activity.stage import load_owner_rules, run_activity_stage
+from lineage_udfs.settings import ActivitySettings, JobSettings, load_settings
+from lineage_udfs.spark.activity.stage import (
+    STATE_KEY,
+    _still_valid,
+    load_owner_rules,
+    run_activity_stage,
+)
 from lineage_udfs.spark.pipeline import ExtractOutcome, run_extract
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -271,3 +276,39 @@ def test_without_owners_file_or_catalog_every_owner_is_inferred(
     assert owners[FX] == ("airflow_fx", "inferred")
     assert owners["raw.salesforce_deals"] == ("fivetran_salesforce", "inferred")
     assert owners[REPORT] == ("dbt_prod", "inferred")
+
+
+def test_a_rerun_with_unchanged_inputs_writes_nothing_until_a_status_is_due(
+    spark: SparkSession, warehouse: Warehouse
+) -> None:
+    """Runs after the one above: same inputs, same settings, nothing written; ``as_of: now``
+    recomputes once (the settings changed), then not again while no status is due."""
+    settings = warehouse[0]
+    tables = LineageTables(spark, settings.sink)
+    bare = settings.activity.model_copy(update={"owners_file": None, "catalog_owners": None})
+    before = tables.latest_version("dataset_expectations")
+    again = run_activity_stage(tables, bare)
+    assert again.unchanged and (again.datasets, again.stopped) == (9, 1)
+    assert again.late_upstream_rows > 0
+    assert tables.latest_version("dataset_expectations") == before
+
+    now = bare.model_copy(update={"as_of": "now"})
+    first = run_activity_stage(tables, now)
+    assert not first.unchanged and first.as_of > "2026"
+    assert tables.latest_version("dataset_expectations") == before + 1
+    # the 2024 log is long silent: every late_after / stopped_after is behind, no event in
+    # the window, so no change is due and a rerun now writes nothing
+    assert first.due is None
+    second = run_activity_stage(tables, now)
+    assert second.unchanged and second.as_of == first.as_of
+    assert tables.latest_version("dataset_expectations") == before + 1
+
+
+def test_a_change_due_in_the_past_recomputes() -> None:
+    inputs = {STATE_KEY: {"queries": 3}, "config": "c", "catalog": ""}
+    now = ActivitySettings(as_of="now")
+    recorded = {**inputs, "summary": {"due": "2020-01-01 00:00:00.000000"}}
+    assert not _still_valid(recorded, inputs, now)
+    assert _still_valid({**recorded, "summary": {"due": "2999-01-01 00:00:00.000000"}}, inputs, now)
+    assert _still_valid(recorded, inputs, ActivitySettings(as_of="log_end"))
+    assert not _still_valid(recorded, {**inputs, "config": "d"}, ActivitySettings(as_of="log_end"))

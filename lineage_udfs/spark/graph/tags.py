@@ -25,7 +25,6 @@ next run; a run whose inputs did not change writes nothing (the commit records t
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import logging
 import time
@@ -50,6 +49,7 @@ from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
 from lineage_udfs.spark.graph.frames import SEP, dense_ids
 from lineage_udfs.spark.graph.kernels import Csr, spread_tag
 from lineage_udfs.spark.graph.options import cut
+from lineage_udfs.spark.storage.digest import frame_digest
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Overwrite
@@ -356,18 +356,6 @@ def _settings_key(settings: TagSettings) -> str:
     )
 
 
-def _digest(declared: DataFrame) -> str:
-    h = F.xxhash64("ref", "tag", "rule", "value")
-    row = declared.agg(
-        F.count(F.lit(1)),
-        F.sum(h.bitwiseAND(F.lit(0xFFFFFFFF))),
-        F.sum(F.shiftrightunsigned(h, 32)),
-    ).first()
-    assert row is not None
-    text = f"{row[0]}:{row[1] or 0:x}:{row[2] or 0:x}"
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
     """Recompute ``column_tags`` from the declarations and ``column_lineage`` (nothing is
     written when neither they nor the settings changed since the last run)."""
@@ -385,7 +373,7 @@ def run_tag_stage(tables: LineageTables, settings: TagSettings) -> TagSummary:
     declared = declared_rows(spark, refs, declarations, exports).cache()
     state = {
         STATE_KEY: tables.latest_version("column_lineage"),
-        "declared": _digest(declared),
+        "declared": frame_digest(declared, ("ref", "tag", "rule", "value")),
         "settings": _settings_key(settings),
     }
     summary.step_seconds["declarations"] = time.perf_counter() - clock
