@@ -7,19 +7,25 @@ works only when the rows of a node sit together: :data:`LAYOUT` names, per table
 the questions filter by, and :func:`maintain` Z-orders each table on them (``OPTIMIZE ...
 ZORDER BY``), so that a filter on either column reads a few files of the table.
 
-Every step commits with ``dataChange = false`` (OPTIMIZE) or only deletes unreferenced files
-(VACUUM), so the job is safe beside the extraction and graph jobs: a concurrent commit that
-conflicts is retried (``commit_with_retry``). VACUUM keeps :data:`RETAIN_HOURS` of removed
-files (30 days, Delta's default log retention): ``lineage ... --as-of`` and ``lineage diff
---since`` read back that far.
+Every step commits with ``dataChange = false`` (OPTIMIZE), sets table properties or only
+deletes unreferenced files (VACUUM), so the job is safe beside the extraction and graph jobs: a
+concurrent commit that conflicts is retried (``commit_with_retry``). VACUUM keeps
+:data:`RETAIN_HOURS` of removed files (30 days, Delta's default log retention): ``lineage ...
+--as-of`` and ``lineage diff --since`` read back that far. Delta 4 ignores the retention given
+to VACUUM (``spark.databricks.delta.vacuum.retentionWindowIgnore.enabled``) and keeps the
+table's ``delta.deletedFileRetentionDuration`` (7 days unless set): the job sets that property
+(and ``delta.logRetentionDuration``, so the log reaches as far back) to the hours asked for.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import ConfigError
 from lineage_udfs.spark.storage.commits import commit_with_retry
@@ -104,18 +110,42 @@ def maintain(
             "run could lose files it still reads"
         )
     summary = MaintainSummary()
-    size_conf = "spark.databricks.delta.optimize.maxFileSize"
-    before = tables.spark.conf.get(size_conf, None)
-    tables.spark.conf.set(size_conf, str(file_mb * 1024 * 1024))
-    try:
+    confs = {
+        "spark.databricks.delta.optimize.maxFileSize": str(file_mb * 1024 * 1024),
+        # VACUUM lists a table's directories in this many tasks (Spark's default: 10,000, a
+        # minute and a half of empty tasks per table on two cores); the tables are not
+        # partitioned, a few tasks per core list them
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": str(
+            max(8, 4 * tables.spark.sparkContext.defaultParallelism)
+        ),
+    }
+    with _session_confs(tables.spark, confs):
         for table in names:
             _maintain_one(tables, table, summary, zorder, vacuum, retain_hours)
-    finally:
-        if before is None:
-            tables.spark.conf.unset(size_conf)
-        else:
-            tables.spark.conf.set(size_conf, before)
     return summary
+
+
+def retention_properties(retain_hours: int) -> dict[str, str]:
+    """The table properties VACUUM (and the log cleanup) keep ``retain_hours`` by."""
+    return {
+        "delta.deletedFileRetentionDuration": f"interval {retain_hours} hours",
+        "delta.logRetentionDuration": f"interval {max(retain_hours, RETAIN_HOURS)} hours",
+    }
+
+
+@contextmanager
+def _session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[None]:
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
 
 
 def _maintain_one(
@@ -143,6 +173,10 @@ def _maintain_one(
     logger.info("maintain: %s %s", how, tables.describe(table))
     commit_with_retry(optimize, f"optimize {table}")
     if vacuum:
+        commit_with_retry(
+            lambda: tables.ensure_properties(table, retention_properties(retain_hours)),
+            f"set the retention of {table}",
+        )
         tables.delta_table(table).vacuum(float(retain_hours))
         summary.vacuumed.append(table)
     summary.files_after[table] = _files(tables, table)

@@ -101,14 +101,15 @@ class LineageTables:
             return bool(self.spark.catalog.tableExists(name))
         return bool(DeltaTable.isDeltaTable(self.spark, str(path)))
 
-    def ensure_properties(self, table: str) -> None:
-        """Set the declared table properties (``TableSpec.properties``) that ``table`` lacks.
+    def ensure_properties(self, table: str, extra: Mapping[str, str] | None = None) -> None:
+        """Set the declared table properties (``TableSpec.properties``), and ``extra``, that
+        ``table`` lacks or holds with another value.
 
         A table created before a property was declared (e.g. the change data feed of
         ``queries``) gets it with one ``ALTER TABLE ... SET TBLPROPERTIES`` commit; changes
         are recorded from that version on.
         """
-        wanted = TABLES[table].properties
+        wanted = {**TABLES[table].properties, **(extra or {})}
         if not wanted:
             return
         # SHOW TBLPROPERTIES reads the table's metadata only; detail() also reconstructs its

@@ -72,10 +72,14 @@ def test_maintenance_keeps_every_answer(
     assert job.main(["--config", str(wh.overlay)]) == 0
     optimize = [
         r.operationParameters
-        for r in tables.delta_table("table_closure").history(3).collect()
+        for r in tables.delta_table("table_closure").history(8).collect()
         if r.operation == "OPTIMIZE"
     ]
     assert optimize and '["descendant","ancestor"]' in optimize[0]["zOrderBy"], optimize
+    # Delta 4 ignores VACUUM's retention argument: the table property carries the 30 days
+    shown = spark.sql(f"SHOW TBLPROPERTIES delta.`{tables.location('table_closure')[1]}`")
+    properties = {r["key"]: r["value"] for r in shown.collect()}
+    assert properties["delta.deletedFileRetentionDuration"] == "interval 720 hours"
     assert tables.latest_version("table_closure") > version
     assert _answers(wh) == before
     # time travel still reaches the version before: VACUUM kept its files
