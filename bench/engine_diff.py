@@ -395,6 +395,22 @@ class Engine:
     def _drain(self) -> None:
         self._bus.waitUntilEmpty()
 
+    def _settle(self, quiet: float = 0.2, limit: float = 10.0) -> None:
+        """Drain the listener bus, then wait until the events file has not grown for ``quiet``
+        seconds (at most ``limit``): the listener writes from its own thread, so on a loaded
+        machine a statement's events can land after the bus is empty, and be counted as the
+        next statement's."""
+        deadline = time.monotonic() + limit
+        self._drain()
+        size = self._offset()
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            self._drain()
+            now = self._offset()
+            if now == size:
+                return
+            size = now
+
     def _events_since(self, offset: int) -> list[dict[str, Any]]:
         if not self.events_path.exists():
             return []
@@ -420,7 +436,7 @@ class Engine:
             catalog = self._prepare(stmt)
         except Exception as err:
             return EngineRun(False, Lineage(), error=f"setup: {one_line(err)}")
-        self._drain()
+        self._settle()
         offset = self._offset()
         try:
             for piece in split_statements(stmt.sql, stmt.dialect):
@@ -428,12 +444,8 @@ class Engine:
         except Exception as err:
             self._drain()
             return EngineRun(False, Lineage(), error=one_line(err), catalog=catalog)
-        self._drain()
+        self._settle()
         events = self._events_since(offset)
-        if not any(e.get("eventType") == "COMPLETE" for e in events):
-            time.sleep(0.5)  # the listener writes from its own thread; give it one more look
-            self._drain()
-            events = self._events_since(offset)
         lineage, facet = engine_lineage(events, stmt.default_db, str(self.warehouse))
         return EngineRun(True, lineage, events=len(events), facet=facet, catalog=catalog)
 

@@ -7,6 +7,7 @@ sink is what a user would pass as ``--config``.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,18 @@ def build_sample_warehouse(spark: SparkSession, root: Path) -> SampleWarehouse:
     settings = load_settings([ROOT / "conf" / "base.yaml", overlay])
     outcome = run_extract(spark, settings)
     assert outcome.run.status == "succeeded", outcome.line()
+    return SampleWarehouse(root, root / "lineage", overlay, settings)
+
+
+def copy_sample_warehouse(sample: SampleWarehouse, root: Path) -> SampleWarehouse:
+    """A copy of ``sample`` under ``root`` (its tables and events), for a test that changes the
+    tables: the same state without running the job again (Delta paths are relative)."""
+    shutil.copytree(sample.base_path, root / "lineage")
+    if (sample.root / "openlineage").exists():
+        shutil.copytree(sample.root / "openlineage", root / "openlineage")
+    overlay = root / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump(_overlay(root)), encoding="utf-8")
+    settings = load_settings([ROOT / "conf" / "base.yaml", overlay])
     return SampleWarehouse(root, root / "lineage", overlay, settings)
 
 

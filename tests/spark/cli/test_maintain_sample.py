@@ -1,6 +1,6 @@
-"""The maintenance job (jobs/maintain.py, as spark-submit runs it) on a sample warehouse of its
-own: every ``lineage`` answer is the same before and after, the closures are Z-ordered, and the
-tables still read as of their version before it (VACUUM kept 30 days)."""
+"""The maintenance job (jobs/maintain.py, as spark-submit runs it) on a copy of the sample
+warehouse: every ``lineage`` answer is the same before and after, the closures are Z-ordered,
+and the tables still read as of their version before it (VACUUM kept 30 days)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
-from support.sample_warehouse import ROOT, SampleWarehouse, build_sample_warehouse
+from support.sample_warehouse import ROOT, SampleWarehouse, copy_sample_warehouse
 
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -48,9 +48,12 @@ def _answers(wh: SampleWarehouse, *extra: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> SampleWarehouse:
-    """The sample's extraction with its graph stage (``pipeline.run_extract``)."""
-    return build_sample_warehouse(spark, tmp_path_factory.mktemp("maintained"))
+def warehouse(
+    sample_warehouse: SampleWarehouse, tmp_path_factory: pytest.TempPathFactory
+) -> SampleWarehouse:
+    """The session's sample warehouse (``pipeline.run_extract`` on the sample), copied: the
+    job rewrites its files."""
+    return copy_sample_warehouse(sample_warehouse, tmp_path_factory.mktemp("maintained"))
 
 
 def test_maintenance_keeps_every_answer(
