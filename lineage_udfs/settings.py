@@ -175,6 +175,9 @@ class GraphSettings(StrictModel):
     name); an ancestor with more has its rows flagged ``truncated``."""
     full_refresh: bool = False
     """Recompute every component, not only those whose edges changed since the last run."""
+    alias_min_confidence: float = Field(0.9, ge=0.0, le=1.0)
+    """The graph merges the nodes of a ``dataset_aliases`` link the steward accepted, or of a
+    proposed one with at least this confidence (rejected links never)."""
     incremental_min_edges: int = Field(2_000_000, ge=0)
     """A graph of fewer edges (``table_lineage`` plus ``column_lineage`` rows) is recomputed in
     full when its table edges change, not incrementally: on a small graph overwriting the
@@ -346,6 +349,28 @@ class LineageSettings(StrictModel):
     and its statement still parsed. Rows without a status count as succeeded."""
 
 
+class IdentitySettings(StrictModel):
+    """Dataset identity (``dataset_aliases``, ``lineage_udfs.core.identity``): which names of
+    the graph are one dataset, derived at the end of each extraction from the evidence at hand
+    (OpenLineage symlinks facets, table locations, letter case, the query rows' session
+    defaults, storage scheme spellings)."""
+
+    enabled: bool = True
+    table_locations: str | None = None
+    """A ``DESCRIBE DETAIL`` export (JSON lines, CSV with a header, Parquet or Delta, by the
+    file's suffix; Delta for a folder): its ``name`` and ``location`` columns link a table's
+    storage path to its name."""
+    steward_file: str | None = None
+    """A YAML list of ``{alias, canonical, decision: accept | reject}``; a line without
+    ``canonical`` decides every link of the alias. An accepted link is merged whatever its
+    confidence, a rejected one never; an accepted line no rule derived adds the link."""
+
+    @field_validator("table_locations", "steward_file")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
+
+
 class LimitsSettings(StrictModel):
     """Caps on what a log row can make the job store (a hostile log can hold megabytes in any
     field)."""
@@ -431,6 +456,7 @@ class JobSettings(StrictModel):
     limits: LimitsSettings = LimitsSettings()
     catalog: CatalogSettings = CatalogSettings()
     activity: ActivitySettings = ActivitySettings()
+    identity: IdentitySettings = IdentitySettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

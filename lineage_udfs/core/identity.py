@@ -158,38 +158,37 @@ def case_links(nodes: Iterable[str]) -> list[AliasLink]:
 
 
 def default_schema_links(
-    usages: Iterable[tuple[str, str | None, str | None]], nodes: Iterable[str]
+    names: Iterable[str], sessions: Iterable[tuple[str | None, str | None]]
 ) -> list[AliasLink]:
-    """A partly qualified name (``orders``, ``sales.orders``) used by queries whose session
-    had a default database / schema: linked to the qualified name when that is a node of the
-    graph. ``usages``: ``(name, default_database, default_schema)`` per query. Every query
-    that used the name agreeing on the qualified name: confidence 0.9; sessions that resolve
-    it to different tables: 0.5 for each."""
-    known = {n for n in nodes if not is_path(n)}
-    targets: dict[str, dict[str, str]] = {}
-    for name, database, schema in usages:
-        parts = name.split(".")
-        if is_path(name) or len(parts) > 2:
-            continue
-        if len(parts) == 1:
-            candidates = [
-                (f"{schema}.{name}", f"default schema {schema}") if schema else None,
-                (f"{database}.{schema}.{name}", f"defaults {database}.{schema}")
-                if database and schema
-                else None,
-                (f"{database}.{name}", f"default database {database}") if database else None,
-            ]
-        else:
-            candidates = [(f"{database}.{name}", f"default database {database}") if database else None]
-        for candidate in candidates:
-            if candidate is not None and candidate[0].lower() in known:
-                targets.setdefault(name, {}).setdefault(candidate[0].lower(), candidate[1])
-                break
+    """A partly qualified name (``orders``, ``sales.orders``: how the Spark listener's symlinks,
+    dbt or a session without defaults name a table) and the same table qualified by a session
+    default of the query rows (``default_database``, ``default_schema``), when that qualified
+    name is among ``names`` too. One session default leading to a known name: confidence 0.9;
+    defaults that lead to several: 0.5 for each (a steward decides)."""
+    known = {n for n in names if not is_path(n)}
+    defaults = sorted(set(sessions), key=str)
     links = []
-    for name, found in sorted(targets.items()):
+    for name in sorted(known):
+        parts = name.split(".")
+        if len(parts) > 2:
+            continue
+        found: dict[str, str] = {}
+        for database, schema in defaults:
+            candidates = []
+            if len(parts) == 1 and schema:
+                candidates.append((f"{schema}.{name}", f"default schema {schema}"))
+                if database:
+                    candidates.append(
+                        (f"{database}.{schema}.{name}", f"defaults {database}.{schema}")
+                    )
+            if database:
+                candidates.append((f"{database}.{name}", f"default database {database}"))
+            for candidate, why in candidates:
+                if candidate.lower() in known and candidate.lower() != name:
+                    found.setdefault(candidate.lower(), why)
         confidence = 0.9 if len(found) == 1 else 0.5
         for canonical, why in sorted(found.items()):
-            detail = f"the query row's {why}"
+            detail = f"a query row's {why}"
             links.append(AliasLink(name, canonical, "default_schema", detail, confidence))
     return links
 

@@ -74,6 +74,8 @@ class RunSummary:
     reconciliation: dict[str, dict[str, int]] = field(default_factory=dict)
     openlineage: OpenLineageSummary | None = None
     """What the ``openlineage`` sources gave (``extract.ol_source``); None: no such source."""
+    aliases: int | None = None
+    """Links in ``dataset_aliases`` after the run (``extract.aliases``); None: identity off."""
     status: str = "running"
     changed: bool = True
     """False when the run found nothing new: no table changed and the run left no row in

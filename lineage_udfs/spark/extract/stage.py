@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, JobSettings
 from lineage_udfs.sources.jdbc import jdbc_passwords
+from lineage_udfs.spark.extract.aliases import write_aliases
 from lineage_udfs.spark.extract.batch import FACT_TABLES, Batch, Inputs, fact_table_versions
 from lineage_udfs.spark.extract.catalog import (
     Catalog,
@@ -111,6 +112,9 @@ def extract(
             if events and ctx.summary.unchanged_since is None:
                 with ctx.stage("openlineage"):
                     ctx.summary.openlineage = ingest_openlineage(ctx, events, inputs.incremental)
+            if settings.identity.enabled:  # also on unchanged input: the evidence may be new
+                with ctx.stage("identity"):
+                    ctx.summary.aliases = write_aliases(ctx, settings.identity)
             if ctx.summary.unchanged_since is None:  # else: as that run left it
                 ctx.summary.reconciliation = reconcile_native_lineage(
                     spark, settings.sources, ctx.tables

@@ -25,7 +25,7 @@ def _run(rule: str, given: Any) -> list[AliasLink]:
     if rule == "case":
         return identity.case_links(given)
     if rule == "default_schema":
-        return identity.default_schema_links([tuple(u) for u in given["usages"]], given["nodes"])
+        return identity.default_schema_links(given["names"], [tuple(x) for x in given["sessions"]])
     raise AssertionError(rule)
 
 
