@@ -51,7 +51,7 @@ class Decision:
 
 def is_path(name: str) -> bool:
     """A location (a URI or an absolute path), not a table name."""
-    return name.startswith("/") or _URI.match(name) is not None and "." not in name.split(":")[0]
+    return name.startswith("/") or (_URI.match(name) is not None and "." not in name.split(":")[0])
 
 
 def normalise_location(name: str) -> str:
@@ -88,7 +88,7 @@ def table_name(name: str) -> str:
         >>> table_name("spark_catalog.Default.T1"), table_name("main.sales.orders")
         ('default.t1', 'main.sales.orders')
     """
-    parts = [p.strip("`\"") for p in name.split(".")]
+    parts = [p.strip('`"') for p in name.split(".")]
     if len(parts) == 3 and parts[0].lower() == SESSION_CATALOG:
         parts = parts[1:]
     return ".".join(parts).lower()

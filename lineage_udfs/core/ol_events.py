@@ -240,7 +240,7 @@ def event_lineage(event: dict[str, Any]) -> EventLineage:
     run = event.get("run") or {}
     job = event.get("job") or {}
     event_type = str(event.get("eventType") or "").upper()
-    base = {
+    base: dict[str, Any] = {
         "run_id": _text(run.get("runId"), "run.runId"),
         "event_type": event_type or "UNKNOWN",
         "event_time": _text(event.get("eventTime"), "eventTime"),

@@ -119,9 +119,7 @@ _UDF_SCHEMA = StructType(
 )
 
 
-_RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
-)
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
 
 def _format_checker() -> FormatChecker:
@@ -283,9 +281,8 @@ def read_openlineage_events(spark: SparkSession, source: SourceSettings) -> Data
 def parse_openlineage_events(lines: DataFrame) -> DataFrame:
     """Lines (``read_openlineage_events``) → one row per line: ``EVENT_FIELDS``, ``line_id``,
     ``source_file`` and ``reason`` (null for a usable event)."""
-    parsed = lines.select("value", SOURCE_FILE).mapInPandas(
-        _with_file, StructType([*_UDF_SCHEMA.fields, StructField(SOURCE_FILE, StringType())])
-    )
+    schema = StructType([*_UDF_SCHEMA.fields, StructField(SOURCE_FILE, StringType())])
+    parsed = lines.select("value", SOURCE_FILE).mapInPandas(_with_file, schema)  # type: ignore[arg-type]
     return parsed.withColumn(EVENT_TIME, F.try_to_timestamp(F.col(EVENT_TIME)))
 
 

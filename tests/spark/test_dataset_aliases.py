@@ -53,7 +53,9 @@ def _warehouse(tmp_path: Path) -> tuple[Path, Path]:
 def _settings(events: Path, log: Path, base: Path, **identity: object) -> JobSettings:
     return JobSettings(
         sources=[
-            SourceSettings(name="sql", format="jsonl", path=str(log), defaults={"dialect": "spark"}),
+            SourceSettings(
+                name="sql", format="jsonl", path=str(log), defaults={"dialect": "spark"}
+            ),
             SourceSettings(name="listener", format="openlineage", path=str(events)),
         ],
         sink=SinkSettings(base_path=str(base)),
@@ -76,7 +78,10 @@ def test_aliases_stitch_the_producers_and_a_late_alias_restitches(
     on = _settings(events, log, tmp_path / "on")
     first = extract(spark, on)
     tables = LineageTables(spark, on.sink)
-    links = {(r.alias, r.canonical, r.evidence, r.status) for r in tables.read("dataset_aliases").collect()}
+    links = {
+        (r.alias, r.canonical, r.evidence, r.status)
+        for r in tables.read("dataset_aliases").collect()
+    }
     assert links == {
         ("file:/wh/raw.db/orders", "raw.orders", "symlink", "proposed"),
         ("raw.orders", "main.raw.orders", "default_schema", "proposed"),
@@ -98,14 +103,19 @@ def test_aliases_stitch_the_producers_and_a_late_alias_restitches(
     run_graph_stage(tables, late.graph)
     assert _components(tables) == 1
     nodes = {r.node for r in tables.read("lineage_nodes").collect()}
-    assert nodes == {"main.landing.orders", "main.raw.orders", "main.clean.orders", "main.mart.daily"}
-    assert first.aliases is not None and again.aliases == first.aliases + 2  # location, then session default
+    assert nodes == {
+        "main.landing.orders",
+        "main.raw.orders",
+        "main.clean.orders",
+        "main.mart.daily",
+    }
+    assert (
+        first.aliases is not None and again.aliases == first.aliases + 2
+    )  # location, then session default
 
     # the steward rejects the symlink: the Spark job's input is its own node again
     steward = tmp_path / "steward.yaml"
-    steward.write_text(
-        "- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8"
-    )
+    steward.write_text("- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8")
     rejected = _settings(
         events, log, tmp_path / "on", table_locations=str(detail), steward_file=str(steward)
     )

@@ -74,7 +74,13 @@ def test_events_give_edges_quarantine_and_rerun_changes_nothing(
         for r in tables.read("table_lineage").collect()
     }
     assert edges == {
-        ("file:/wh/raw.db/orders", "file:/wh/clean/orders", "openlineage:spark", "spark/etl.clean", 1),
+        (
+            "file:/wh/raw.db/orders",
+            "file:/wh/clean/orders",
+            "openlineage:spark",
+            "spark/etl.clean",
+            1,
+        ),
         ("DB.S.SRC", "DB.S.MODEL", "openlineage:dbt", "spark/dbt.model", 1),
     }
     assert all(r.fingerprint.startswith("ol:") for r in tables.read("table_lineage").collect())
@@ -82,7 +88,10 @@ def test_events_give_edges_quarantine_and_rerun_changes_nothing(
         (r.source_column, r.target_column, r.transformation_type, r.transformation_subtype)
         for r in tables.read("column_lineage").collect()
     }
-    assert columns == {("id", "id", "DIRECT", "IDENTITY"), ("amount", "total", "DIRECT", "AGGREGATION")}
+    assert columns == {
+        ("id", "id", "DIRECT", "IDENTITY"),
+        ("amount", "total", "DIRECT", "AGGREGATION"),
+    }
     reasons = sorted(r.reason for r in tables.read("quarantine").collect())
     assert reasons[0].startswith("openlineage event: not JSON")
     assert reasons[1].startswith("openlineage event: not an OpenLineage RunEvent: run: 'runId'")

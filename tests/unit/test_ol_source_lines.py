@@ -96,8 +96,14 @@ BAD: list[tuple[str, str]] = [
                     {
                         "namespace": "file",
                         "name": "/x",
-                        "facets": {"columnLineage": {**FACET, "fields": {"a": {"inputFields": [
-                            {"namespace": "file", "name": "/y"}]}}}},
+                        "facets": {
+                            "columnLineage": {
+                                **FACET,
+                                "fields": {
+                                    "a": {"inputFields": [{"namespace": "file", "name": "/y"}]}
+                                },
+                            }
+                        },
                     }
                 ]
             )
@@ -109,8 +115,11 @@ BAD: list[tuple[str, str]] = [
         json.dumps(
             _event(
                 inputs=[
-                    {"namespace": "file", "name": "/x",
-                     "facets": {"symlinks": {**FACET, "identifiers": [{"name": "t"}]}}}
+                    {
+                        "namespace": "file",
+                        "name": "/x",
+                        "facets": {"symlinks": {**FACET, "identifiers": [{"name": "t"}]}},
+                    }
                 ]
             )
         ),

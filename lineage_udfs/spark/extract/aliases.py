@@ -130,12 +130,12 @@ def write_aliases(ctx: RunContext, settings: IdentitySettings) -> int:
     """Replace ``dataset_aliases`` by the links derived now; returns how many there are."""
     links = derive_links(ctx, settings)
     rows = [
-        (x.alias, x.canonical, x.evidence, x.detail, float(x.confidence), x.status)
-        for x in links
+        (x.alias, x.canonical, x.evidence, x.detail, float(x.confidence), x.status) for x in links
     ]
     frame = ctx.spark.createDataFrame(
-        rows, "alias string, canonical string, evidence string, detail string,"
-        " confidence double, status string"
+        rows,
+        "alias string, canonical string, evidence string, detail string,"
+        " confidence double, status string",
     ).withColumn("first_seen", F.lit(ctx.summary.started_at).cast("timestamp"))
     ctx.tables.write(
         "dataset_aliases",

@@ -79,7 +79,10 @@ def test_threshold_and_steward() -> None:
 
 
 def test_decisions_from_rows() -> None:
-    rows = [{"alias": "a", "canonical": "b", "decision": "Accept"}, {"alias": "c", "decision": "reject"}]
+    rows = [
+        {"alias": "a", "canonical": "b", "decision": "Accept"},
+        {"alias": "c", "decision": "reject"},
+    ]
     assert identity.decisions_from(rows) == [Decision("a", "b", True), Decision("c", None, False)]
     with pytest.raises(ValueError, match="steward line 1: decision is accept or reject"):
         identity.decisions_from([{"alias": "a", "decision": "maybe"}])

@@ -75,8 +75,11 @@ def test_masking_flag_is_kept() -> None:
                                         "name": "/a",
                                         "field": "ssn",
                                         "transformations": [
-                                            {"type": "DIRECT", "subtype": "TRANSFORMATION",
-                                             "masking": True}
+                                            {
+                                                "type": "DIRECT",
+                                                "subtype": "TRANSFORMATION",
+                                                "masking": True,
+                                            }
                                         ],
                                     }
                                 ]
