@@ -60,6 +60,7 @@ from engine_statements import (
 
 from lineage_udfs.core.enums import TransformationType
 from lineage_udfs.core.errors import one_line
+from lineage_udfs.core.options import ENGINE_CONVENTIONS as PRESETS
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
@@ -112,14 +113,13 @@ def qualify(name: str, default_db: str) -> str:
 # ---------------------------------------------------------------------------- the parser side
 
 
-# The parser options under which its conventions are the engine's: openlineage-spark lists a
-# MERGE target among the inputs (its rewrite reads the target's files) and names no dataset for
-# DROP TABLE. Both are documented parser options (docs/configuration.md); the defaults stay
-# OpenLineage's column-lineage conventions.
-ENGINE_CONVENTIONS: dict[str, bool] = {
-    "update_target_as_source": True,
-    "destructive_statements_as_targets": False,
-}
+# The parser options under which its conventions are the engine's (the core's
+# ``openlineage_spark`` preset, ``parser.conventions`` in the settings): openlineage-spark lists a
+# MERGE target among the inputs (its rewrite reads the target's files) and the target columns a
+# MERGE leaves unchanged as their own sources, and names no dataset for DROP TABLE. Each is a
+# documented parser option (docs/configuration.md); the defaults stay OpenLineage's
+# column-lineage conventions.
+ENGINE_CONVENTIONS: dict[str, bool] = dict(PRESETS["openlineage_spark"])
 
 
 def parser_lineage(
@@ -833,7 +833,8 @@ RULES: dict[str, tuple[str, str]] = {
     "dml_self_edge": (
         "c",
         "the engine records target.c -> target.c IDENTITY for MERGE target columns that a "
-        "clause leaves unchanged; the parser does not emit self-edges of a DML target",
+        "clause leaves unchanged (its ON key); the parser's convention is "
+        "merge_unchanged_columns_as_identity=false",
     ),
     "constant_conditional": (
         "c",

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from lineage_udfs.core.errors import ConfigError
-from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.options import ENGINE_CONVENTIONS, ParserOptions
 from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.paths import resolve_path
 from lineage_udfs.source_settings import (
@@ -72,11 +72,22 @@ class ParserSettings(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _nest_options(cls, value: Any) -> Any:
-        """The YAML section is flat: every key but the job's goes to ``options``."""
+        """The YAML section is flat: every key but the job's goes to ``options``.
+
+        ``conventions: openlineage_spark`` (a preset of ``ENGINE_CONVENTIONS``) sets the
+        options under which the parser's conventions are that engine's; an option given
+        beside it wins."""
         if not isinstance(value, Mapping) or "options" in value:
             return value
         job_keys = set(cls.model_fields) - {"options"}
-        options = {k: v for k, v in value.items() if k not in job_keys}
+        options = {k: v for k, v in value.items() if k not in job_keys | {"conventions"}}
+        preset = value.get("conventions")
+        if preset is not None:
+            if preset not in ENGINE_CONVENTIONS:
+                raise ValueError(
+                    f"unknown parser conventions {preset!r}; known: {sorted(ENGINE_CONVENTIONS)}"
+                )
+            options = {**ENGINE_CONVENTIONS[preset], **options}
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ParserOptions)})
         if unknown:
             raise ValueError(f"unknown parser option(s) {unknown}")
