@@ -120,6 +120,12 @@ def qualify(name: str, default_db: str) -> str:
 # documented parser option (docs/configuration.md); the defaults stay OpenLineage's
 # column-lineage conventions.
 ENGINE_CONVENTIONS: dict[str, bool] = dict(PRESETS["openlineage_spark"])
+# the options of the engine-conventions figures in a --json file that does not record them
+# (written before merge_unchanged_columns_as_identity joined the preset)
+UNRECORDED_CONVENTIONS: dict[str, bool] = {
+    "update_target_as_source": True,
+    "destructive_statements_as_targets": False,
+}
 
 
 def parser_lineage(
@@ -1061,7 +1067,9 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
     return items
 
 
-def _targets_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
+def _targets_lines(
+    summary: dict[str, dict[str, Any]], conventions_used: dict[str, bool]
+) -> list[str]:
     """Table exact >= 0.97 and DIRECT F1 >= 0.95 over the statements the engine ran, raw and
     with the engine's facet gaps (class b) excluded."""
     a = summary.get("ALL")
@@ -1071,7 +1079,7 @@ def _targets_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
     def mark(x: float | None, goal: float) -> str:
         return "-" if x is None else f"{x:.3f} ({'met' if x >= goal else 'not met'})"
 
-    conventions = ", ".join(f"{k}={str(v).lower()}" for k, v in ENGINE_CONVENTIONS.items())
+    conventions = ", ".join(f"{k}={str(v).lower()}" for k, v in conventions_used.items())
     return [
         "| figure (all kinds) | target | raw | engine gaps (b) excluded "
         "| (b) excluded, engine conventions |",
@@ -1099,9 +1107,11 @@ def write_report(
     seconds: float,
     command: str,
     host: dict[str, str] | None = None,
+    conventions: dict[str, bool] | None = None,
 ) -> None:
     """The Markdown results file: command, machine, versions, counts, figures, every
-    disagreement."""
+    disagreement; ``conventions``: the parser options of the engine-conventions figures
+    (default ``ENGINE_CONVENTIONS``)."""
     origins = Counter(o.origin for o in outcomes)
     lines = [
         "# Parser vs. engine: differential results",
@@ -1122,7 +1132,7 @@ def write_report(
         "",
         "## Where the parser stands against the targets",
         "",
-        *_targets_lines(summary),
+        *_targets_lines(summary, ENGINE_CONVENTIONS if conventions is None else conventions),
         "",
         "## Disagreement rules",
         "",
@@ -1292,6 +1302,7 @@ def main(argv: list[str] | None = None) -> int:
                 saved["seconds"],
                 saved.get("command", ""),
                 saved.get("machine"),
+                saved.get("conventions", UNRECORDED_CONVENTIONS),
             )
         print(
             format_summary(
@@ -1316,6 +1327,7 @@ def main(argv: list[str] | None = None) -> int:
                     "machine": host,
                     "versions": versions,
                     "seconds": round(elapsed, 1),
+                    "conventions": ENGINE_CONVENTIONS,
                     "summary": summary,
                     "outcomes": [asdict(o) for o in outcomes],
                 },
