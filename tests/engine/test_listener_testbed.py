@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +36,14 @@ HERE = Path(__file__).resolve().parent
 
 
 def _run(args: list[str], what: str) -> str:
+    t0 = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=900
     )
     if done.returncode != 0:
         tail = [line for line in done.stderr.splitlines() if line.strip()][-5:]
         pytest.fail(f"{what} failed (exit {done.returncode}): {' | '.join(tail)}")
+    print(f"{what}: {time.perf_counter() - t0:.0f} s")
     return done.stdout
 
 
