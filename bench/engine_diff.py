@@ -60,6 +60,7 @@ from engine_statements import (
 
 from lineage_udfs.core.enums import TransformationType
 from lineage_udfs.core.errors import one_line
+from lineage_udfs.core.options import ENGINE_CONVENTIONS as PRESETS
 from lineage_udfs.core.options import ParserOptions
 from lineage_udfs.core.parser import LineageParser
 
@@ -112,11 +113,16 @@ def qualify(name: str, default_db: str) -> str:
 # ---------------------------------------------------------------------------- the parser side
 
 
-# The parser options under which its conventions are the engine's: openlineage-spark lists a
-# MERGE target among the inputs (its rewrite reads the target's files) and names no dataset for
-# DROP TABLE. Both are documented parser options (docs/configuration.md); the defaults stay
-# OpenLineage's column-lineage conventions.
-ENGINE_CONVENTIONS: dict[str, bool] = {
+# The parser options under which its conventions are the engine's (the core's
+# ``openlineage_spark`` preset, ``parser.conventions`` in the settings): openlineage-spark lists a
+# MERGE target among the inputs (its rewrite reads the target's files) and the target columns a
+# MERGE leaves unchanged as their own sources, and names no dataset for DROP TABLE. Each is a
+# documented parser option (docs/configuration.md); the defaults stay OpenLineage's
+# column-lineage conventions.
+ENGINE_CONVENTIONS: dict[str, bool] = dict(PRESETS["openlineage_spark"])
+# the options of the engine-conventions figures in a --json file that does not record them
+# (written before merge_unchanged_columns_as_identity joined the preset)
+UNRECORDED_CONVENTIONS: dict[str, bool] = {
     "update_target_as_source": True,
     "destructive_statements_as_targets": False,
 }
@@ -845,7 +851,8 @@ RULES: dict[str, tuple[str, str]] = {
     "dml_self_edge": (
         "c",
         "the engine records target.c -> target.c IDENTITY for MERGE target columns that a "
-        "clause leaves unchanged; the parser does not emit self-edges of a DML target",
+        "clause leaves unchanged (its ON key); the parser's convention is "
+        "merge_unchanged_columns_as_identity=false",
     ),
     "constant_conditional": (
         "c",
@@ -1072,7 +1079,9 @@ def disagreements(o: Outcome) -> list[dict[str, Any]]:
     return items
 
 
-def _targets_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
+def _targets_lines(
+    summary: dict[str, dict[str, Any]], conventions_used: dict[str, bool]
+) -> list[str]:
     """Table exact >= 0.97 and DIRECT F1 >= 0.95 over the statements the engine ran, raw and
     with the engine's facet gaps (class b) excluded."""
     a = summary.get("ALL")
@@ -1082,7 +1091,7 @@ def _targets_lines(summary: dict[str, dict[str, Any]]) -> list[str]:
     def mark(x: float | None, goal: float) -> str:
         return "-" if x is None else f"{x:.3f} ({'met' if x >= goal else 'not met'})"
 
-    conventions = ", ".join(f"{k}={str(v).lower()}" for k, v in ENGINE_CONVENTIONS.items())
+    conventions = ", ".join(f"{k}={str(v).lower()}" for k, v in conventions_used.items())
     return [
         "| figure (all kinds) | target | raw | engine gaps (b) excluded "
         "| (b) excluded, engine conventions |",
@@ -1110,9 +1119,11 @@ def write_report(
     seconds: float,
     command: str,
     host: dict[str, str] | None = None,
+    conventions: dict[str, bool] | None = None,
 ) -> None:
     """The Markdown results file: command, machine, versions, counts, figures, every
-    disagreement."""
+    disagreement; ``conventions``: the parser options of the engine-conventions figures
+    (default ``ENGINE_CONVENTIONS``)."""
     origins = Counter(o.origin for o in outcomes)
     lines = [
         "# Parser vs. engine: differential results",
@@ -1133,7 +1144,7 @@ def write_report(
         "",
         "## Where the parser stands against the targets",
         "",
-        *_targets_lines(summary),
+        *_targets_lines(summary, ENGINE_CONVENTIONS if conventions is None else conventions),
         "",
         "## Disagreement rules",
         "",
@@ -1303,6 +1314,7 @@ def main(argv: list[str] | None = None) -> int:
                 saved["seconds"],
                 saved.get("command", ""),
                 saved.get("machine"),
+                saved.get("conventions", UNRECORDED_CONVENTIONS),
             )
         print(
             format_summary(
@@ -1327,6 +1339,7 @@ def main(argv: list[str] | None = None) -> int:
                     "machine": host,
                     "versions": versions,
                     "seconds": round(elapsed, 1),
+                    "conventions": ENGINE_CONVENTIONS,
                     "summary": summary,
                     "outcomes": [asdict(o) for o in outcomes],
                 },

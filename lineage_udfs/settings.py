@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from lineage_udfs.core.errors import ConfigError
-from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.options import ENGINE_CONVENTIONS, ParserOptions
 from lineage_udfs.emit.config import OpenLineageSettings
 from lineage_udfs.paths import resolve_path
 from lineage_udfs.source_settings import (
@@ -72,11 +72,22 @@ class ParserSettings(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _nest_options(cls, value: Any) -> Any:
-        """The YAML section is flat: every key but the job's goes to ``options``."""
+        """The YAML section is flat: every key but the job's goes to ``options``.
+
+        ``conventions: openlineage_spark`` (a preset of ``ENGINE_CONVENTIONS``) sets the
+        options under which the parser's conventions are that engine's; an option given
+        beside it wins."""
         if not isinstance(value, Mapping) or "options" in value:
             return value
         job_keys = set(cls.model_fields) - {"options"}
-        options = {k: v for k, v in value.items() if k not in job_keys}
+        options = {k: v for k, v in value.items() if k not in job_keys | {"conventions"}}
+        preset = value.get("conventions")
+        if preset is not None:
+            if preset not in ENGINE_CONVENTIONS:
+                raise ValueError(
+                    f"unknown parser conventions {preset!r}; known: {sorted(ENGINE_CONVENTIONS)}"
+                )
+            options = {**ENGINE_CONVENTIONS[preset], **options}
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(ParserOptions)})
         if unknown:
             raise ValueError(f"unknown parser option(s) {unknown}")
@@ -175,6 +186,9 @@ class GraphSettings(StrictModel):
     name); an ancestor with more has its rows flagged ``truncated``."""
     full_refresh: bool = False
     """Recompute every component, not only those whose edges changed since the last run."""
+    alias_min_confidence: float = Field(0.9, ge=0.0, le=1.0)
+    """The graph merges the nodes of a ``dataset_aliases`` link the steward accepted, or of a
+    proposed one with at least this confidence (rejected links never)."""
     incremental_min_edges: int = Field(2_000_000, ge=0)
     """A graph of fewer edges (``table_lineage`` plus ``column_lineage`` rows) is recomputed in
     full when its table edges change, not incrementally: on a small graph overwriting the
@@ -346,6 +360,28 @@ class LineageSettings(StrictModel):
     and its statement still parsed. Rows without a status count as succeeded."""
 
 
+class IdentitySettings(StrictModel):
+    """Dataset identity (``dataset_aliases``, ``lineage_udfs.core.identity``): which names of
+    the graph are one dataset, derived at the end of each extraction from the evidence at hand
+    (OpenLineage symlinks facets, table locations, letter case, the query rows' session
+    defaults, storage scheme spellings)."""
+
+    enabled: bool = True
+    table_locations: str | None = None
+    """A ``DESCRIBE DETAIL`` export (JSON lines, CSV with a header, Parquet or Delta, by the
+    file's suffix; Delta for a folder): its ``name`` and ``location`` columns link a table's
+    storage path to its name."""
+    steward_file: str | None = None
+    """A YAML list of ``{alias, canonical, decision: accept | reject}``; a line without
+    ``canonical`` decides every link of the alias. An accepted link is merged whatever its
+    confidence, a rejected one never; an accepted line no rule derived adds the link."""
+
+    @field_validator("table_locations", "steward_file")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        return None if value is None else resolve_path(value)
+
+
 class LimitsSettings(StrictModel):
     """Caps on what a log row can make the job store (a hostile log can hold megabytes in any
     field)."""
@@ -431,6 +467,7 @@ class JobSettings(StrictModel):
     limits: LimitsSettings = LimitsSettings()
     catalog: CatalogSettings = CatalogSettings()
     activity: ActivitySettings = ActivitySettings()
+    identity: IdentitySettings = IdentitySettings()
 
 
 def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:

@@ -258,9 +258,12 @@ class SourceSettings(StrictModel):
     """
 
     name: str
-    format: Literal["csv", "jsonl", "parquet", "delta", "jdbc"]
+    format: Literal["csv", "jsonl", "parquet", "delta", "jdbc", "openlineage"]
     path: str = ""
-    """File, folder, glob or Delta table; for ``jdbc`` the URL without its query string."""
+    """File, folder, glob or Delta table; for ``jdbc`` the URL without its query string; for
+    ``openlineage`` JSON-lines files of OpenLineage RunEvents (``lineage_udfs.sources.
+    openlineage``), read incrementally by their ``eventTime`` unless ``incremental`` says
+    otherwise."""
     jdbc: JdbcSettings | None = None
     incremental: IncrementalSettings | None = None
     enabled: bool = True

@@ -345,6 +345,26 @@ def sql(
             _print(answer, False, heading=True)
 
 
+@app.command()
+def aliases(
+    name: Annotated[str, typer.Argument(help="a dataset name: table name, path or URI")],
+    min_confidence: Annotated[
+        float, typer.Option("--min-confidence", help="as graph.alias_min_confidence")
+    ] = 0.9,
+    as_of: AsOfOpt = None,
+    config: ConfigOpt = None,
+    warehouse: WarehouseOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a dataset name is linked to (dataset_aliases), why, and the node it merges into."""
+    from lineage_udfs.cli.aliases import aliases as answer
+
+    _answer(
+        lambda s: answer(s, name, min_confidence),
+        config=config, warehouse=warehouse, as_json=as_json, as_of=as_of,
+    )  # fmt: skip
+
+
 def _register_commands() -> None:
     from lineage_udfs.cli.activity_commands import register as register_activity
     from lineage_udfs.cli.governance import register as register_governance

@@ -54,6 +54,8 @@ TABLES: tuple[str, ...] = (
     "dataset_owners",
     "dataset_expectations",
     "upstream_staleness",
+    "openlineage_events",
+    "dataset_aliases",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""

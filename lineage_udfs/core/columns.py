@@ -55,6 +55,7 @@ def extract_column_edges(
     *,
     conditions_as_direct: bool = False,
     masking_functions: Iterable[str] = (),
+    merge_unchanged_columns_as_identity: bool = False,
 ) -> ColumnLineage:
     """Column lineage of one statement, given its table tier result.
 
@@ -68,6 +69,9 @@ def extract_column_edges(
             conditions) as DIRECT (the peers' convention) instead of INDIRECT.
         masking_functions: more function names (lower case) whose output masks their input
             (DIRECT/MASKED), besides the built-in ones.
+        merge_unchanged_columns_as_identity: a MERGE's target columns that a ``WHEN MATCHED
+            THEN UPDATE`` clause leaves unchanged are their own sources (the engine's view,
+            see :class:`~lineage_udfs.core.options.ParserOptions`).
 
     Returns:
         Column edges into the target (DIRECT and INDIRECT), or result columns for a SELECT.
@@ -89,6 +93,8 @@ def extract_column_edges(
         pairs = _update_pairs(statement, resolver)
     elif isinstance(statement, exp.Merge):
         pairs = _merge_pairs(statement, resolver, target)
+        if merge_unchanged_columns_as_identity and target is not None:
+            pairs.extend(_merge_unchanged_pairs(statement, resolver, target))
     elif tables.query is not None:
         src = resolver.query(tables.query, [])
         outputs = src.outputs or []
@@ -341,6 +347,62 @@ def _merge_pairs(
                 name = resolver.col_name(col.this if isinstance(col, exp.Column) else col)
                 deps = resolver.expr_deps(val, insert_env, Sub.IDENTITY)
                 pairs.append((name, frozenset(deps)))
+    return pairs
+
+
+def _merge_unchanged_pairs(
+    statement: exp.Merge, resolver: Resolver, target: str
+) -> list[tuple[str, frozenset[Dep]]]:
+    """``t.c → t.c`` IDENTITY for each target column a ``WHEN MATCHED THEN UPDATE`` clause
+    leaves unchanged: the columns the ON condition names on the target side and the
+    ``INSERT (…)`` list names, or every column of the target's schema when the catalog has it.
+    ``UPDATE SET *`` sets every column; a MERGE without an UPDATE clause gives nothing."""
+    whens = statement.args.get("whens")
+    updates = [
+        w.args["then"]
+        for w in (whens.expressions if whens is not None else [])
+        if w.args.get("matched") and isinstance(w.args.get("then"), exp.Update)
+    ]
+    assigned: list[set[str]] = []
+    for upd in updates:
+        if any(isinstance(e, exp.Star) for e in upd.expressions):
+            continue
+        assigned.append(
+            {
+                resolver.col_name(eq.this.this).lower()
+                for eq in upd.expressions
+                if isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)
+            }
+        )
+    if not assigned:
+        return []
+    known = resolver.catalog.columns(target)
+    if known:
+        candidates = list(known)
+    else:
+        node = statement.this
+        names = (
+            {node.alias_or_name.lower(), node.name.lower()}
+            if isinstance(node, exp.Table)
+            else set()
+        )
+        candidates = []
+        on = statement.args.get("on")
+        for col in on.find_all(exp.Column) if isinstance(on, exp.Expr) else []:
+            if col.table and col.table.lower() in names:
+                candidates.append(resolver.col_name(col.this))
+        for w in whens.expressions if whens is not None else []:
+            then = w.args.get("then")
+            if isinstance(then, exp.Insert) and isinstance(then.this, exp.Tuple):
+                candidates.extend(
+                    resolver.col_name(c.this if isinstance(c, exp.Column) else c)
+                    for c in then.this.expressions
+                    if isinstance(c, exp.Column | exp.Identifier)
+                )
+    pairs: list[tuple[str, frozenset[Dep]]] = []
+    for name in dict.fromkeys(candidates):
+        if any(name.lower() not in cols for cols in assigned):
+            pairs.append((name, frozenset({(target, name, Sub.IDENTITY)})))
     return pairs
 
 

@@ -44,6 +44,14 @@ class ParserOptions:
             only by its definition, so it has no sources).
         rename_as_lineage: ALTER TABLE a RENAME TO b / RENAME TABLE gives source a, target b.
         update_target_as_source: UPDATE / MERGE also list their target as a source (DataHub).
+        merge_unchanged_columns_as_identity: a MERGE with a ``WHEN MATCHED THEN UPDATE``
+            clause lists each target column that such a clause leaves unchanged as its own
+            source, ``t.c → t.c`` DIRECT/IDENTITY: the matched rows keep ``t.c``. These are the
+            columns its ON condition names on the target side (the key: ``t.a ← t.a``) and
+            those its ``INSERT (…)`` list names; with the target's schema in the catalog, every
+            target column the clause does not set. The OpenLineage Spark listener reports
+            MERGE this way (its rewrite reads the target's files); ``UPDATE SET *`` sets every
+            column, and a MERGE that updates nothing gets no such edge.
         include_unused_cte_sources: tables read only by CTEs that nothing uses count as
             sources (sqllineage, DataHub). Default False (OpenLineage): lineage is data flow,
             and no row of an unused CTE reaches the output. Set True to also catch the
@@ -91,6 +99,7 @@ class ParserOptions:
     ddl_as_target: bool = True
     rename_as_lineage: bool = True
     update_target_as_source: bool = False
+    merge_unchanged_columns_as_identity: bool = False
     include_unused_cte_sources: bool = False
     collapse_persistent_intermediates: bool = False
     conditions_as_direct: bool = False
@@ -112,3 +121,18 @@ class ParserOptions:
             True
         """
         return hashlib.sha256(repr(astuple(self)).encode()).hexdigest()[:8]
+
+
+ENGINE_CONVENTIONS: dict[str, dict[str, bool]] = {
+    "openlineage_spark": {
+        "update_target_as_source": True,
+        "merge_unchanged_columns_as_identity": True,
+        "destructive_statements_as_targets": False,
+    },
+}
+"""Option presets under which the parser's conventions are an engine's (``parser.conventions``).
+
+``openlineage_spark``: the OpenLineage Spark listener lists a MERGE / UPDATE target among the
+inputs and a MERGE target's unchanged columns (its ON key) as their own sources, and names no
+dataset for DROP TABLE (docs/engine_diff.md). The defaults stay the OpenLineage column-lineage
+specification's conventions."""

@@ -275,6 +275,9 @@ class LineageParser:
                         catalog,
                         conditions_as_direct=self.options.conditions_as_direct,
                         masking_functions=self.options.masking_functions,
+                        merge_unchanged_columns_as_identity=(
+                            self.options.merge_unchanged_columns_as_identity
+                        ),
                     )
             except ParseTimeoutError:
                 step.status = ParseStatus.PARTIAL

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from lineage_udfs.core.errors import ConfigError
-from lineage_udfs.core.options import ParserOptions
+from lineage_udfs.core.options import ENGINE_CONVENTIONS, ParserOptions
 from lineage_udfs.emit.config import FileTransportSettings, OpenLineageSettings
 from lineage_udfs.settings import (
     ExecutionSettings,
@@ -81,6 +82,21 @@ def test_parser_section_validates_into_parser_options() -> None:
     assert parser.incremental is False
     assert parser.model_dump() == {**dataclasses.asdict(parser.options), **parser.model_dump()}
     assert set(parser.model_dump()) == PARSER_KEYS  # dumped flat, as conf/base.yaml writes it
+
+
+def test_parser_conventions_preset_sets_the_engine_options_and_keys_beside_it_win() -> None:
+    parser = ParserSettings.model_validate({"conventions": "openlineage_spark"})
+    assert parser.options == ParserOptions(**ENGINE_CONVENTIONS["openlineage_spark"])
+    assert parser.options.merge_unchanged_columns_as_identity is True
+    assert parser.options.destructive_statements_as_targets is False
+    mixed = ParserSettings.model_validate(
+        {"conventions": "openlineage_spark", "update_target_as_source": False}
+    )
+    assert mixed.options.update_target_as_source is False
+    assert mixed.options.merge_unchanged_columns_as_identity is True
+    with pytest.raises(ValidationError, match="unknown parser conventions 'spark'"):
+        ParserSettings.model_validate({"conventions": "spark"})
+    assert JobSettings().parser.options.merge_unchanged_columns_as_identity is False
 
 
 def test_base_yaml_documents_every_parser_option() -> None:

@@ -29,6 +29,7 @@ FACT_TABLES: tuple[str, ...] = (
     "table_lineage",
     "column_lineage",
     "quarantine",
+    "openlineage_events",
 )
 """The tables an extraction run writes (besides its own lineage_runs row)."""
 

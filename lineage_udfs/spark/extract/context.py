@@ -24,6 +24,27 @@ from lineage_udfs.spark.storage.tables import LineageTables
 
 
 @dataclass
+class OpenLineageSummary:
+    """What the stage read and wrote."""
+
+    lines_read: int = 0
+    events: int = 0
+    quarantined: int = 0
+    jobs: int = 0
+    table_edges_written: int = 0
+    column_edges_written: int = 0
+    by_producer: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        return (
+            f"openlineage: {self.lines_read} lines read, {self.events} events"
+            f" {self.by_producer}, {self.quarantined} quarantined, {self.jobs} jobs touched,"
+            f" {self.table_edges_written} table and {self.column_edges_written} column edge rows"
+            " written"
+        )
+
+
+@dataclass
 class RunSummary:
     """Counts and timings of one run (also the ``lineage_runs`` row)."""
 
@@ -51,6 +72,10 @@ class RunSummary:
     shuffle_partitions: int | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     reconciliation: dict[str, dict[str, int]] = field(default_factory=dict)
+    openlineage: OpenLineageSummary | None = None
+    """What the ``openlineage`` sources gave (``extract.ol_source``); None: no such source."""
+    aliases: int | None = None
+    """Links in ``dataset_aliases`` after the run (``extract.aliases``); None: identity off."""
     status: str = "running"
     changed: bool = True
     """False when the run found nothing new: no table changed and the run left no row in
@@ -95,6 +120,7 @@ class RunSummary:
                 f"  quarantined (new)    {self.quarantined_new}",
                 f"  input                {self.input_bytes} bytes of SQL text,"
                 f" shuffle partitions {self.shuffle_partitions or 'from the session'}",
+                *([f"  {self.openlineage.line()}"] if self.openlineage else []),
                 f"  seconds per stage    {seconds}",
             ]
         )

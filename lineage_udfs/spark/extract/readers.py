@@ -37,6 +37,7 @@ RAW_RECORD = "_raw_record"
 LOAD_ERROR = "_load_error"
 """Why the row cannot be loaded, or null."""
 LOAD_COLUMNS: tuple[str, ...] = (SOURCE_NAME, SOURCE_FILE, RAW_RECORD, LOAD_ERROR)
+_LOAD_FIELDS = [StructField(c, StringType(), True) for c in LOAD_COLUMNS]
 
 CORRUPT_COLUMN = "_corrupt_record"
 REQUIRED_COLUMNS: tuple[str, ...] = ("query_text",)
@@ -100,7 +101,9 @@ def read_query_logs(
     Raises:
         InputError: no enabled source, or a source lacks a required column.
     """
-    enabled = [s for s in sources if s.enabled]
+    enabled = [s for s in sources if s.enabled and s.format != "openlineage"]
+    if not enabled and any(s.enabled for s in sources):  # events only (extract.ol_source)
+        return spark.createDataFrame([], StructType([*QUERY_LOG_SCHEMA.fields, *_LOAD_FIELDS]))
     if not enabled:
         raise InputError("no enabled query-log source in settings (sources: [])")
     frames = [

@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, JobSettings
 from lineage_udfs.sources.jdbc import jdbc_passwords
+from lineage_udfs.spark.extract.aliases import write_aliases
 from lineage_udfs.spark.extract.batch import FACT_TABLES, Batch, Inputs, fact_table_versions
 from lineage_udfs.spark.extract.catalog import (
     Catalog,
@@ -44,6 +45,7 @@ from lineage_udfs.spark.extract.context import (
     session_confs,
 )
 from lineage_udfs.spark.extract.merges import tally_outcomes, write_batch
+from lineage_udfs.spark.extract.ol_source import ingest_openlineage, openlineage_sources
 from lineage_udfs.spark.extract.readers import LOAD_ERROR, SOURCE_NAME, read_query_logs
 from lineage_udfs.spark.extract.reconcile import reconcile_native_lineage
 from lineage_udfs.spark.extract.rerun import already_stored, record_run, unchanged_since
@@ -106,6 +108,13 @@ def extract(
             run_checkpoints(spark, settings.execution.checkpoint_dir, ctx.summary.run_id),
         ):
             versions = _stages(ctx, inputs)
+            events = openlineage_sources(settings.sources)
+            if events and ctx.summary.unchanged_since is None:
+                with ctx.stage("openlineage"):
+                    ctx.summary.openlineage = ingest_openlineage(ctx, events, inputs.incremental)
+            if settings.identity.enabled:  # also on unchanged input: the evidence may be new
+                with ctx.stage("identity"):
+                    ctx.summary.aliases = write_aliases(ctx, settings.identity)
             if ctx.summary.unchanged_since is None:  # else: as that run left it
                 ctx.summary.reconciliation = reconcile_native_lineage(
                     spark, settings.sources, ctx.tables

@@ -28,6 +28,7 @@ from lineage_udfs.spark.graph.analyze import analyze, analyze_columns
 from lineage_udfs.spark.graph.options import GraphOptions, GraphResult, graph_options
 from lineage_udfs.spark.graph.scope import PreviousRun, Scope
 from lineage_udfs.spark.graph.state import (
+    ALIASES_KEY,
     COMPONENTS_TABLE,
     GRAPH_INPUTS,
     GRAPH_TABLES,
@@ -39,6 +40,7 @@ from lineage_udfs.spark.graph.state import (
     record_state,
     stored_state,
 )
+from lineage_udfs.spark.graph.stitch import names_digest, stitch_names, stitched
 from lineage_udfs.spark.graph.tags import TagSummary
 from lineage_udfs.spark.runtime.concurrency import in_background, run_concurrently
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -214,7 +216,12 @@ def run_graph_stage(
     options = graph_options(settings)
     tables.ensure_all((*GRAPH_TABLES, COMPONENTS_TABLE))
     versions = input_versions(tables)
+    names = stitch_names(tables, settings.alias_min_confidence)
+    aliases = names_digest(names)
     stored = None if full_refresh else stored_state(tables)
+    if stored is not None and stored.get(ALIASES_KEY, "") != aliases:
+        logger.info("graph: full refresh: the dataset aliases that hold changed")
+        stored = None
     if stored is not None and stored[STATE_KEY] == versions:
         return _unchanged(stored, started, "same edge table versions")
     digest, changes = None, None
@@ -229,6 +236,8 @@ def run_graph_stage(
             if stored.get("digest") == digest:
                 return _unchanged(stored, started, "same edges")
     previous = None if full_refresh else previous_run(tables, stored, changes)
+    if names:  # the incremental scope is told in stored spellings: recompute over identities
+        previous = None
     if previous is not None and previous.tables_unchanged:
         return _column_closures_only(tables, previous, options, versions, digest, started)
     if previous is not None and _fewer_edges(tables, settings.incremental_min_edges):
@@ -238,8 +247,8 @@ def run_graph_stage(
         )
         previous = None
     result, scope = analyze(
-        tables.read("table_lineage"),
-        tables.read("column_lineage"),
+        stitched(tables.read("table_lineage"), names, "source_table", "target_table"),
+        stitched(tables.read("column_lineage"), names, "source_table", "target_table"),
         options,
         previous=previous,
     )
@@ -269,7 +278,9 @@ def run_graph_stage(
     with in_background(lambda: digest or input_digest(tables, versions)) as digesting:
         run_concurrently([functools.partial(write, table) for table in GRAPH_TABLES])
     digest = digesting.result()
-    components, summary.components = record_state(tables, result.components, versions, digest)
+    components, summary.components = record_state(
+        tables, result.components, versions, digest, aliases=aliases
+    )
     if scope is None:
         summary.components_recomputed = summary.components
     else:

@@ -49,6 +49,8 @@ GRAPH_INPUTS: dict[str, tuple[str, ...]] = {
 }
 """The edge tables the graph is built from, and the columns of theirs it reads."""
 STATE_KEY = "lineage_graph_inputs"
+ALIASES_KEY = "aliases"
+"""The digest of the alias mapping the stored analytics were stitched with ('' for none)."""
 
 
 def input_versions(tables: LineageTables) -> dict[str, int]:
@@ -261,7 +263,12 @@ def previous_run(
 
 
 def record_state(
-    tables: LineageTables, components: DataFrame, versions: dict[str, int], digest: str
+    tables: LineageTables,
+    components: DataFrame,
+    versions: dict[str, int],
+    digest: str,
+    *,
+    aliases: str = "",
 ) -> tuple[DataFrame, int]:
     """Overwrite ``graph_components`` with ``components``, the commit recording the input state
     (``versions``, ``digest``); the rows written (materialized) and their count.
@@ -273,6 +280,7 @@ def record_state(
     state = {
         STATE_KEY: versions,
         "digest": digest,
+        ALIASES_KEY: aliases,
         "components": count,
         "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
         "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},

@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 )
 
 from lineage_udfs.core.records import ParseRecord, QueryLogRow
+from lineage_udfs.sources.openlineage import EVENT_FIELDS
 from lineage_udfs.spark.storage.governance_schemas import (
     COLUMN_TAGS,
     DATASET_ACTIVITY,
@@ -396,6 +397,59 @@ RECONCILIATION = _table(
     },
 )
 
+OPENLINEAGE_EVENTS = _table(
+    "openlineage_events",
+    "One row per OpenLineage RunEvent read from an openlineage source (lineage_udfs.sources."
+    "openlineage): the lineage it gives; the edges of its job are derived from these rows.",
+    ("event_id",),
+    [("event_id", StringType()), ("source_name", StringType())]
+    + [(n, t) for n, t in EVENT_FIELDS if n != "event_id"]
+    + [("source_file", StringType()), ("run_id_read", StringType())],
+    comments={
+        "event_id": "sha256 of the event's run id, type, time and job",
+        "source_name": "the openlineage source (sources[].name) the event was read from",
+        "run_id": "the OpenLineage run id of the event",
+        "job": "the job's namespace/name",
+        "job_namespace": "the job's OpenLineage namespace",
+        "job_name": "the job's OpenLineage name",
+        "event_type": "START / RUNNING / COMPLETE / FAIL / ABORT / OTHER",
+        "event_time": "the event's eventTime (UTC)",
+        "producer": "the producer as edge_kind: openlineage:<integration> (spark, dbt, ...)",
+        "table_edges": "table edges the event gives (COMPLETE only): every input to every output",
+        "column_edges": "column edges of the outputs' columnLineage facets",
+        "symlinks": "the datasets' symlinks facets: node is also known as alias",
+        "datasets": "every dataset the event names, as graph nodes",
+        "source_file": "the file the event was read from",
+        "run_id_read": "the extraction run that read the event first",
+    },
+)
+
+DATASET_ALIASES = _table(
+    "dataset_aliases",
+    "Names of one dataset: alias -> canonical, with the evidence, its confidence and the "
+    "steward's decision (lineage_udfs.core.identity); the graph merges the nodes of accepted "
+    "aliases.",
+    ("alias", "canonical", "evidence"),
+    [
+        ("alias", StringType()),
+        ("canonical", StringType()),
+        ("evidence", StringType()),
+        ("detail", StringType()),
+        ("confidence", DoubleType()),
+        ("status", StringType()),
+        ("first_seen", TimestampType()),
+    ],
+    comments={
+        "alias": "a name of the dataset as some producer or query spells it",
+        "canonical": "the name the graph uses for it",
+        "evidence": "why: symlink / catalog_location / case / default_schema / storage_scheme",
+        "detail": "the evidence in words (which facet, table, rule or query default)",
+        "confidence": "0..1: how sure the evidence makes the link",
+        "status": "accepted (by the steward file) / rejected (by it) / proposed",
+        "first_seen": "when the link was first derived (the run's start, UTC)",
+    },
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
@@ -420,6 +474,8 @@ TABLES: dict[str, TableSpec] = {
         DATASET_OWNERS,
         DATASET_EXPECTATIONS,
         UPSTREAM_STALENESS,
+        OPENLINEAGE_EVENTS,
+        DATASET_ALIASES,
     )
 }
 """Every Delta table by name, in creation order."""

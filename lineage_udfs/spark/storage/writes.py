@@ -43,6 +43,8 @@ VOLATILE_COLUMNS: dict[str, tuple[str, ...]] = {
     "parsed_statements": ("parse_ms",),
     "catalog_columns": ("imported_at",),
     "source_state": ("run_id", "committed_at"),
+    "openlineage_events": ("run_id_read", "source_file"),
+    "dataset_aliases": ("first_seen",),
 }
 """Columns whose change alone does not rewrite a stored row: two parses of the same statement
 differ in ``parse_ms`` (a forced re-parse with the same outcome changes nothing), an import of

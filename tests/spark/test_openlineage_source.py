@@ -1,0 +1,135 @@
+"""``format: openlineage`` sources: RunEvents → openlineage_events → table_lineage and
+column_lineage (edge_kind = the producer, fingerprint = the job), bad lines quarantined with
+their reason, incremental by eventTime and idempotent on rerun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.spark.extract.stage import extract
+from lineage_udfs.spark.storage.tables import LineageTables
+from tests.support.ol_events import DBT, dataset, run_event, write_lines
+
+COMPARED = ("openlineage_events", "table_lineage", "column_lineage", "quarantine")
+
+
+def _settings(events: Path, base: Path) -> JobSettings:
+    source = SourceSettings(name="listener", format="openlineage", path=str(events))
+    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+
+
+def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
+    out = {}
+    for table in COMPARED:
+        frame = tables.read(table)
+        frame = frame.drop("run_id_read") if table == "openlineage_events" else frame
+        out[table] = sorted(repr(r) for r in frame.collect())
+    return out
+
+
+RAW = dataset("file", "/wh/raw.db/orders", table="raw.orders")
+OUT = dataset(
+    "file",
+    "/wh/clean/orders",
+    columns={
+        "id": [("file", "/wh/raw.db/orders", "id", "DIRECT", "IDENTITY")],
+        "total": [("file", "/wh/raw.db/orders", "amount", "DIRECT", "AGGREGATION")],
+    },
+)
+
+
+def test_events_give_edges_quarantine_and_rerun_changes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    events = tmp_path / "events.jsonl"
+    write_lines(
+        events,
+        [
+            run_event("etl.clean", "2026-11-01T01:00:00Z", [RAW], [OUT], event_type="START"),
+            run_event("etl.clean", "2026-11-01T01:05:00.5Z", [RAW], [OUT]),
+            "{broken",
+            {**run_event("etl.clean", "2026-11-01T01:06:00Z", [RAW], [OUT]), "run": {}},
+            run_event(
+                "dbt.model",
+                "2026-11-01T02:00:00Z",
+                [dataset("snowflake://acme", "DB.S.SRC")],
+                [dataset("snowflake://acme", "DB.S.MODEL")],
+                producer=DBT,
+            ),
+        ],
+    )
+    settings = _settings(events, tmp_path / "wh")
+    summary = extract(spark, settings)
+    assert summary.openlineage is not None
+    assert summary.openlineage.lines_read == 5
+    assert summary.openlineage.events == 3
+    assert summary.openlineage.by_producer == {"openlineage:spark": 2, "openlineage:dbt": 1}
+    tables = LineageTables(spark, settings.sink)
+    edges = {
+        (r.source_table, r.target_table, r.edge_kind, r.object_name, r.occurrences)
+        for r in tables.read("table_lineage").collect()
+    }
+    assert edges == {
+        (
+            "file:/wh/raw.db/orders",
+            "file:/wh/clean/orders",
+            "openlineage:spark",
+            "spark/etl.clean",
+            1,
+        ),
+        ("DB.S.SRC", "DB.S.MODEL", "openlineage:dbt", "spark/dbt.model", 1),
+    }
+    assert all(r.fingerprint.startswith("ol:") for r in tables.read("table_lineage").collect())
+    columns = {
+        (r.source_column, r.target_column, r.transformation_type, r.transformation_subtype)
+        for r in tables.read("column_lineage").collect()
+    }
+    assert columns == {
+        ("id", "id", "DIRECT", "IDENTITY"),
+        ("amount", "total", "DIRECT", "AGGREGATION"),
+    }
+    reasons = sorted(r.reason for r in tables.read("quarantine").collect())
+    assert reasons[0].startswith("openlineage event: not JSON")
+    assert reasons[1].startswith("openlineage event: not an OpenLineage RunEvent: run: 'runId'")
+    assert all(r.masked_record is None for r in tables.read("quarantine").collect())
+
+    before = _snapshot(tables)
+    again = extract(spark, settings)  # the same file: nothing new is read
+    assert _snapshot(tables) == before
+    assert again.openlineage is None or again.openlineage.lines_read == 0
+
+    # a later run of the same job: read with the line that has no eventTime (such a line cannot
+    # be ordered, so every run reads it; it is quarantined already), counted as a second run
+    write_lines(events, [run_event("etl.clean", "2026-11-02T01:05:00Z", [RAW], [OUT])], append=True)
+    third = extract(spark, settings)
+    assert third.openlineage is not None
+    assert (third.openlineage.lines_read, third.openlineage.events) == (2, 1)
+    assert third.openlineage.quarantined == 0
+    (row,) = [
+        r for r in tables.read("table_lineage").collect() if r.edge_kind == "openlineage:spark"
+    ]
+    assert row.occurrences == 2 and str(row.last_seen).startswith("2026-11-02 01:05")
+
+
+def test_events_beside_a_query_log(spark: SparkSession, tmp_path: Path) -> None:
+    """Events and SQL lineage land in the same tables, each under its own edge_kind."""
+    events = tmp_path / "events.jsonl"
+    write_lines(events, [run_event("etl.clean", "2026-11-01T01:05:00Z", [RAW], [OUT])])
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        json.dumps({"query_text": "INSERT INTO mart.daily SELECT id FROM clean.orders"}) + "\n",
+        encoding="utf-8",
+    )
+    sql = SourceSettings(name="sql", format="jsonl", path=str(log), defaults={"dialect": "spark"})
+    settings = _settings(events, tmp_path / "wh")
+    settings = settings.model_copy(update={"sources": [sql, *settings.sources]})
+    extract(spark, settings)
+    kinds = {
+        (r.edge_kind, r.target_table)
+        for r in LineageTables(spark, settings.sink).read("table_lineage").collect()
+    }
+    assert kinds == {("query", "mart.daily"), ("openlineage:spark", "file:/wh/clean/orders")}
