@@ -44,7 +44,9 @@ def _upstream(spark: SparkSession, wh: SampleWarehouse, table: str, depth: int) 
 
 
 def _drawn(driver: Any) -> list[str]:
-    return [li.text for li in driver.find_elements("css selector", "#labels li")]
+    return [
+        li.get_attribute("textContent") for li in driver.find_elements("css selector", "#labels li")
+    ]
 
 
 def _drawn_set(driver: Any) -> set[str]:
@@ -95,9 +97,9 @@ def test_explorer_in_chromium(
             "reports.daily_revenue",
             *_upstream(spark, wh, "reports.daily_revenue", 2),
         }
-        assert driver.find_element("css selector", "#labels li[data-focus]").text == (
-            "reports.daily_revenue"
-        )
+        assert driver.find_element("css selector", "#labels li[data-focus]").get_attribute(
+            "textContent"
+        ) == ("reports.daily_revenue")
 
         # depth 1, then three hops upstream, each click drawing the clicked table's feeders
         Select(driver.find_element("id", "depth")).select_by_value("1")
@@ -113,7 +115,7 @@ def test_explorer_in_chromium(
             assert driver.find_element("id", "panel-title").text == hop
             assert hop in _fragment(driver)["x"].split(",")
         xs = {
-            li.text: int(li.get_attribute("data-x"))
+            li.get_attribute("textContent"): int(li.get_attribute("data-x"))
             for li in driver.find_elements("css selector", "#labels li")
         }
         assert xs["raw.orders"] < xs["staging.stg_orders"] < xs["marts.fct_sales"]
@@ -177,7 +179,7 @@ def test_explorer_in_chromium(
         ).click()
         step = wait_idle(driver, step)
         assert driver.find_element("id", "panel-title").text == f"statement {writer.fingerprint}"
-        assert driver.find_element("id", "sql").text == writer.masked_sql.strip()
+        assert driver.find_element("id", "sql").get_attribute("textContent") == writer.masked_sql
         assert _fragment(driver)["stmt"] == writer.fingerprint
 
         png = tmp_path / "explorer-statement.png"
@@ -199,7 +201,7 @@ def test_explorer_in_chromium(
             again.get(driver.current_url)
             wait_idle(again, 0)
             assert _drawn_set(again) == _drawn_set(driver)
-            assert again.find_element("id", "sql").text == writer.masked_sql.strip()
+            assert again.find_element("id", "sql").get_attribute("textContent") == writer.masked_sql
             assert again.execute_script("return document.body.dataset.mode") == "columns"
 
 

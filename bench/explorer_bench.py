@@ -1,0 +1,161 @@
+"""The explorer page's speed in a real browser: first paint and each click, on a warehouse.
+
+    python bench/explorer_bench.py --warehouse warehouse/lineage --label sample
+    python bench/explorer_bench.py --warehouse bench/data/warehouse-100k --label 100k
+
+``lineage serve --warehouse PATH`` is started by PID; headless Chromium (Selenium, Debian's
+chromium-driver) opens the page centred on ``--node`` (default: the table with the most upstream
+and downstream tables of ``lineage_nodes``) in both directions at depth 2, expands three drawn
+tables, switches to column mode, lights a column's path and opens a statement when the sink has
+one. Each action is timed in the page from the click to the drawn graph (``explorerTimings``);
+first paint is from navigation start. The section of ``--label`` in ``--report`` is replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.explorer_browser import (  # noqa: E402
+    chromium,
+    lineage_server,
+    seq,
+    tap_node,
+    timings,
+    wait_idle,
+)
+
+SEP = "\u0001"
+
+
+def busiest_node(warehouse: Path) -> str:
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = DeltaTable(str(warehouse / "lineage_nodes"))
+    batches = (
+        QueryBuilder()
+        .register("n", table)
+        .execute(
+            "SELECT node FROM n WHERE in_degree > 0 AND out_degree > 0 "
+            "ORDER BY least(in_degree, out_degree) DESC, node LIMIT 1"
+        )
+        .read_all()
+    )
+    rows = pa.table(batches).to_pylist()
+    return str(rows[0]["node"])
+
+
+def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
+    with chromium(profile) as driver:
+        t0 = time.monotonic()
+        driver.get(f"{url}/#node={node}&dir=both&depth=2")
+        step = wait_idle(driver, 0, timeout=900)
+        wall_first = time.monotonic() - t0
+        first_paint = float(driver.execute_script("return document.body.dataset.firstPaint"))
+        drawn = [
+            li.get_attribute("textContent")
+            for li in driver.find_elements("css selector", "#labels li")
+        ]
+        for name in [n for n in drawn if n != node][:3]:
+            tap_node(driver, "t:" + name)
+            step = wait_idle(driver, step, timeout=900)
+        driver.find_element("id", "mode-columns").click()
+        step = wait_idle(driver, step, timeout=900)
+        column = driver.execute_script(
+            "const c = cy.nodes('.column').filter(n => n.data('table') === arguments[0]);"
+            "return c.length ? c[0].id() : null",
+            node,
+        )
+        if column:
+            tap_node(driver, column)
+            step = wait_idle(driver, step, timeout=900)
+        links = driver.find_elements("css selector", "#panel a.stmt")
+        if not links:
+            driver.execute_script("showNode(arguments[0])", node)
+            time.sleep(1)
+            links = driver.find_elements("css selector", "#panel a.stmt")
+        if links:
+            before = seq(driver)
+            links[0].click()
+            wait_idle(driver, before, timeout=900)
+        driver.save_screenshot(str(shot))
+        return {
+            "first_paint_ms": round(first_paint),
+            "first_view_wall_s": round(wall_first, 2),
+            "tables_drawn": len(drawn),
+            "actions": timings(driver),
+        }
+
+
+def section(label: str, command: str, node: str, r: dict[str, Any], load: str) -> str:
+    lines = [
+        f"## {label}",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, shared; load average {load} "
+        "(1/5/15 min) before the run  ",
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+        "",
+        f"Centre `{node}`, both directions, depth 2: {r['tables_drawn']} tables drawn. "
+        f"First paint {r['first_paint_ms']} ms after navigation start (the server reads the "
+        "tables on the first request).",
+        "",
+        "| action | ms |",
+        "|---|---:|",
+        *(f"| {a['action']} | {a['ms']} |" for a in r["actions"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_report(path: Path, label: str, text: str) -> None:
+    head = (
+        "# Explorer page speed\n\n"
+        "`lineage serve` in headless Chromium (bench/explorer_bench.py): each action from the "
+        "click to the drawn graph, as the page times it. Target: under 1 s per click.\n\n"
+    )
+    sections: dict[str, str] = {}
+    if path.exists():
+        for part in path.read_text().split("\n## ")[1:]:
+            sections[part.split("\n", 1)[0]] = "## " + part.rstrip() + "\n"
+    sections[label] = text
+    path.write_text(head + "\n".join(sections[k] for k in sorted(sections)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--warehouse", type=Path, required=True)
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--node")
+    parser.add_argument("--report", type=Path, default=ROOT / "bench/results/explorer.md")
+    parser.add_argument("--screenshot", type=Path)
+    args = parser.parse_args()
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    node = args.node or busiest_node(args.warehouse)
+    with (
+        TemporaryDirectory() as tmp,
+        lineage_server(
+            ["--warehouse", str(args.warehouse.resolve())], cwd=ROOT, log=Path(tmp) / "serve.log"
+        ) as srv,
+    ):
+        shot = args.screenshot or Path(tmp) / "explorer.png"
+        result = drive(srv.url, node, Path(tmp) / "profile", shot)
+    print(result)
+    command = f"python bench/explorer_bench.py --warehouse {args.warehouse} --label {args.label}"
+    write_report(args.report, args.label, section(args.label, command, node, result, load))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
