@@ -1,14 +1,16 @@
 """The explorer page's speed in a real browser: first paint and each click, on a warehouse.
 
     python bench/explorer_bench.py --warehouse warehouse/lineage --label sample
-    python bench/explorer_bench.py --warehouse bench/data/warehouse-100k --label 100k
+    flock /work/.heavy.lock python bench/explorer_bench.py \
+        --warehouse bench/data/warehouse-100k --label 100k     # bench/graph_bench.py builds it
 
 ``lineage serve --warehouse PATH`` is started by PID; headless Chromium (Selenium, Debian's
 chromium-driver) opens the page centred on ``--node`` (default: the table with the most upstream
-and downstream tables of ``lineage_nodes``) in both directions at depth 2, expands three drawn
-tables, switches to column mode, lights a column's path and opens a statement when the sink has
-one. Each action is timed in the page from the click to the drawn graph (``explorerTimings``);
-first paint is from navigation start. The section of ``--label`` in ``--report`` is replaced.
+and downstream tables of ``lineage_nodes``) in both directions at depth 2, searches for the
+node's name, expands three drawn tables, switches to column mode, lights a column's path and
+opens a statement when the sink has one. Each action is timed in the page from the click to the
+drawn graph (``explorerTimings``); first paint is from navigation start, on a server that has
+not read a table yet. The section of ``--label`` in ``--report`` is replaced.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.explorer_browser import (  # noqa: E402
     chromium,
+    drawn_tables,
     lineage_server,
     seq,
     tap_node,
@@ -63,15 +66,23 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
         step = wait_idle(driver, 0, timeout=900)
         wall_first = time.monotonic() - t0
         first_paint = float(driver.execute_script("return document.body.dataset.firstPaint"))
-        drawn = [
-            li.get_attribute("textContent")
-            for li in driver.find_elements("css selector", "#labels li")
-        ]
+        drawn = drawn_tables(driver)
+        query = node.rsplit(".", 1)[-1]
+        driver.find_element("id", "search").send_keys(query)
+        deadline = time.monotonic() + 900
+        while not driver.find_elements("css selector", f"#results[data-q='{query}'] li"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no search results for {query!r}")
+            time.sleep(0.02)
+        driver.find_element("id", "search").clear()
         for name in [n for n in drawn if n != node][:3]:
             tap_node(driver, "t:" + name)
             step = wait_idle(driver, step, timeout=900)
         driver.find_element("id", "mode-columns").click()
         step = wait_idle(driver, step, timeout=900)
+        columns_drawn = int(driver.execute_script("return cy.nodes('.column').length"))
+        column_edges = int(driver.execute_script("return document.body.dataset.columnEdges"))
+        tables_now = len(drawn_tables(driver))
         column = driver.execute_script(
             "const c = cy.nodes('.column').filter(n => n.data('table') === arguments[0]);"
             "return c.length ? c[0].id() : null",
@@ -94,6 +105,9 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
             "first_paint_ms": round(first_paint),
             "first_view_wall_s": round(wall_first, 2),
             "tables_drawn": len(drawn),
+            "tables_in_column_mode": tables_now,
+            "columns_drawn": columns_drawn,
+            "column_edges_drawn": column_edges,
             "actions": timings(driver),
         }
 

@@ -161,6 +161,16 @@ def wait_idle(driver: Any, after: int, timeout: float = 120.0) -> int:
         time.sleep(0.05)
 
 
+def drawn_tables(driver: Any) -> list[str]:
+    """The tables drawn, in layout order (the page's hidden ``#labels`` list, read by
+    ``textContent``: Selenium's ``.text`` of a hidden element is empty)."""
+    return list(
+        driver.execute_script(
+            "return Array.from(document.querySelectorAll('#labels li')).map(li => li.textContent)"
+        )
+    )
+
+
 def seq(driver: Any) -> int:
     return int(driver.execute_script("return Number(document.body.dataset.seq)"))
 
@@ -176,7 +186,12 @@ def tap_node(driver: Any, node_id: str) -> None:
 
     x, y = driver.execute_script(
         "const n = cy.getElementById(arguments[0]); if (n.empty()) return [null, null];"
-        "const p = n.renderedPosition(); return [p.x, p.y];",
+        "let p = n.renderedPosition();"
+        # off screen (a tall layout is fitted at the page's least zoom): pan to it first,
+        # as a user scrolls to a node before clicking it
+        "if (p.x < 0 || p.y < 0 || p.x > cy.width() || p.y > cy.height()) {"
+        "  cy.center(n); p = n.renderedPosition(); }"
+        "return [p.x, p.y];",
         node_id,
     )
     assert x is not None, f"no node {node_id} drawn"
