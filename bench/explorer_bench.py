@@ -67,6 +67,8 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
         wall_first = time.monotonic() - t0
         first_paint = float(driver.execute_script("return document.body.dataset.firstPaint"))
         drawn = drawn_tables(driver)
+        truncated = int(driver.execute_script("return model.truncated"))
+        browser = driver.capabilities.get("browserVersion", "?")
         query = node.rsplit(".", 1)[-1]
         driver.find_element("id", "search").send_keys(query)
         deadline = time.monotonic() + 900
@@ -105,6 +107,8 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
             "first_paint_ms": round(first_paint),
             "first_view_wall_s": round(wall_first, 2),
             "tables_drawn": len(drawn),
+            "truncated": truncated,
+            "browser": browser,
             "tables_in_column_mode": tables_now,
             "columns_drawn": columns_drawn,
             "column_edges_drawn": column_edges,
@@ -112,22 +116,62 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
         }
 
 
-def section(label: str, command: str, node: str, r: dict[str, Any], load: str) -> str:
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def memory_gib() -> str:
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        return f"{kib / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        return "?"
+
+
+def edge_count(warehouse: Path) -> int:
+    from deltalake import DeltaTable, QueryBuilder
+
+    table = DeltaTable(str(warehouse / "table_lineage"))
+    found = QueryBuilder().register("t", table).execute("SELECT count(*) AS n FROM t").read_all()
+    import pyarrow as pa
+
+    return int(pa.table(found).column("n")[0].as_py())
+
+
+def section(
+    label: str, command: str, node: str, r: dict[str, Any], load: tuple[str, str], edges: int
+) -> str:
+    clicks = [a for a in r["actions"] if a["action"] not in ("empty",)]
+    slowest = max((a["ms"] for a in clicks[1:]), default=0)
     lines = [
         f"## {label}",
         "",
         f"Command: `{command}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, shared; load average {load} "
-        "(1/5/15 min) before the run  ",
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_gib()}, shared with other "
+        f"work; load average {load[0]} before and {load[1]} after the run (1/5/15 min)  ",
+        f"Browser: headless Chromium {r['browser']} (Selenium, 1500x900)  ",
         f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
-        f"Centre `{node}`, both directions, depth 2: {r['tables_drawn']} tables drawn. "
-        f"First paint {r['first_paint_ms']} ms after navigation start (the server reads the "
-        "tables on the first request).",
+        f"Warehouse: {edges:,} table edges. Centre `{node}`, both directions, depth 2: "
+        f"{r['tables_drawn']} tables drawn ({r['truncated']} more not drawn, the nearest are). "
+        f"First paint {r['first_paint_ms']} ms after navigation start, on a server that had "
+        f"read no table yet ({r['first_view_wall_s']} s until the page was idle). Column mode: "
+        f"{r['tables_in_column_mode']} tables, {r['columns_drawn']} columns and "
+        f"{r['column_edges_drawn']} column edges drawn. Slowest click after the first view: "
+        f"{slowest} ms.",
         "",
-        "| action | ms |",
-        "|---|---:|",
-        *(f"| {a['action']} | {a['ms']} |" for a in r["actions"]),
+        "Each action from the click (or keystroke) to the drawn page, as the page times it; "
+        "`draw` is the part spent laying out and drawing, the rest is the server's answer.",
+        "",
+        "| action | ms | draw ms |",
+        "|---|---:|---:|",
+        *(f"| {a['action']} | {a['ms']} | {a.get('draw_ms', '')} |" for a in clicks),
         "",
     ]
     return "\n".join(lines)
@@ -155,7 +199,7 @@ def main() -> int:
     parser.add_argument("--report", type=Path, default=ROOT / "bench/results/explorer.md")
     parser.add_argument("--screenshot", type=Path)
     args = parser.parse_args()
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     node = args.node or busiest_node(args.warehouse)
     with (
         TemporaryDirectory() as tmp,
@@ -165,9 +209,11 @@ def main() -> int:
     ):
         shot = args.screenshot or Path(tmp) / "explorer.png"
         result = drive(srv.url, node, Path(tmp) / "profile", shot)
+    after = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(result)
     command = f"python bench/explorer_bench.py --warehouse {args.warehouse} --label {args.label}"
-    write_report(args.report, args.label, section(args.label, command, node, result, load))
+    text = section(args.label, command, node, result, (before, after), edge_count(args.warehouse))
+    write_report(args.report, args.label, text)
     return 0
 
 

@@ -56,13 +56,15 @@ def register(app: typer.Typer) -> None:
             if len(token) < MIN_TOKEN:
                 err.print(
                     f"[red]error:[/red] --token-env {token_env}: the variable is unset or shorter "
-                    f"than {MIN_TOKEN} characters"
+                    f"than {MIN_TOKEN} characters",
+                    soft_wrap=True,
                 )
                 raise typer.Exit(2)
         elif not is_loopback(host):
             err.print(
                 f"[red]error:[/red] binding {host} (not loopback) needs a token: "
-                "--token-env NAME, the name of a variable holding it"
+                "--token-env NAME, the name of a variable holding it",
+                soft_wrap=True,
             )
             raise typer.Exit(2)
         try:

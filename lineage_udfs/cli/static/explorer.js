@@ -312,13 +312,13 @@ function layeredPositions(gapX, gapY) {
 // label (which costs more than the whole layout on a large graph).
 function fitTo(bounds, padding) {
   const w = cy.width() - 2 * padding, h = cy.height() - 2 * padding;
-  const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(),
+  const zoom = Math.min(1.5, Math.max(cy.minZoom(),
     Math.min(w / Math.max(1, bounds.x2 - bounds.x1), h / Math.max(1, bounds.y2 - bounds.y1))));
   cy.viewport({zoom, pan: {x: cy.width() / 2 - zoom * (bounds.x1 + bounds.x2) / 2,
     y: cy.height() / 2 - zoom * (bounds.y1 + bounds.y2) / 2}});
 }
 
-const DAGRE_MAX_TABLES = 120;  // tables mode: dagre (fewer crossings) up to this many tables
+const DAGRE_MAX_NODES = 150;  // dagre (fewer crossings) up to this many boxes, else layers
 
 async function draw(target) {
   const t0 = performance.now();
@@ -327,14 +327,14 @@ async function draw(target) {
     cy.add(view.mode === 'columns' ? columnElements() : tableElements());
     highlight();
   });
-  if (view.mode === 'columns' || model.nodes.size > DAGRE_MAX_TABLES) {
-    const columns = view.mode === 'columns';
+  const columns = view.mode === 'columns';
+  if (cy.nodes().length > DAGRE_MAX_NODES) {
     const {positions, bounds} = layeredPositions(columns ? 220 : 160, columns ? 6 : 12);
     cy.batch(() => cy.nodes().filter(n => positions[n.id()]).positions(n => positions[n.id()]));
     fitTo(bounds, 30);
   } else {
-    const layout = cy.layout({name: 'dagre', rankDir: 'LR', nodeSep: 30, rankSep: 230,
-      edgeSep: 20, fit: true, padding: 30});
+    const layout = cy.layout({name: 'dagre', rankDir: 'LR', nodeSep: columns ? 10 : 30,
+      rankSep: columns ? 160 : 230, edgeSep: 20, fit: true, padding: 30});
     const stopped = new Promise(r => layout.one('layoutstop', r));
     layout.run();
     await stopped;
