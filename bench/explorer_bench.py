@@ -76,7 +76,11 @@ def drive(url: str, node: str, profile: Path, shot: Path) -> dict[str, Any]:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no search results for {query!r}")
             time.sleep(0.02)
-        driver.find_element("id", "search").clear()
+        # close the result list (it lies over the graph) as a user does, with Escape
+        from selenium.webdriver.common.keys import Keys
+
+        driver.find_element("id", "search").send_keys(Keys.ESCAPE)
+        assert not driver.find_element("id", "results").is_displayed()
         for name in [n for n in drawn if n != node][:3]:
             tap_node(driver, "t:" + name)
             step = wait_idle(driver, step, timeout=900)
