@@ -138,6 +138,17 @@ def memory_gib() -> str:
         return "?"
 
 
+def versions() -> str:
+    from importlib.metadata import version
+
+    names = ("starlette", "uvicorn", "deltalake", "selenium")
+    return f"Python {platform.python_version()}, " + ", ".join(f"{n} {version(n)}" for n in names)
+
+
+def has_table(warehouse: Path, name: str) -> bool:
+    return (warehouse / name / "_delta_log").is_dir()
+
+
 def edge_count(warehouse: Path) -> int:
     from deltalake import DeltaTable, QueryBuilder
 
@@ -149,8 +160,24 @@ def edge_count(warehouse: Path) -> int:
 
 
 def section(
-    label: str, command: str, node: str, r: dict[str, Any], load: tuple[str, str], edges: int
+    label: str,
+    command: str,
+    node: str,
+    r: dict[str, Any],
+    load: tuple[str, str],
+    warehouse: Path,
 ) -> str:
+    missing = [
+        t
+        for t in ("parsed_statements", "lineage_runs", "dataset_activity")
+        if not has_table(warehouse, t)
+    ]
+    absent = (
+        f" It has no {', '.join(missing)} table: no statement is opened and the side panel "
+        "has no statements, runs or badges."
+        if missing
+        else ""
+    )
     clicks = [a for a in r["actions"] if a["action"] not in ("empty",)]
     slowest = max((a["ms"] for a in clicks[1:]), default=0)
     lines = [
@@ -159,10 +186,11 @@ def section(
         f"Command: `{command}`  ",
         f"Machine: {cpu_model()}, {os.cpu_count()} cores, {memory_gib()}, shared with other "
         f"work; load average {load[0]} before and {load[1]} after the run (1/5/15 min)  ",
-        f"Browser: headless Chromium {r['browser']} (Selenium, 1500x900)  ",
+        f"Browser: headless Chromium {r['browser']} (Selenium, 1500x900); {versions()}  ",
         f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
-        f"Warehouse: {edges:,} table edges. Centre `{node}`, both directions, depth 2: "
+        f"Warehouse: {edge_count(warehouse):,} table edges.{absent} "
+        f"Centre `{node}`, both directions, depth 2: "
         f"{r['tables_drawn']} tables drawn ({r['truncated']} more not drawn, the nearest are). "
         f"First paint {r['first_paint_ms']} ms after navigation start, on a server that had "
         f"read no table yet ({r['first_view_wall_s']} s until the page was idle). Column mode: "
@@ -202,6 +230,11 @@ def main() -> int:
     parser.add_argument("--node")
     parser.add_argument("--report", type=Path, default=ROOT / "bench/results/explorer.md")
     parser.add_argument("--screenshot", type=Path)
+    parser.add_argument(
+        "--launcher",
+        default="",
+        help="what the run was wrapped in, recorded before the command (e.g. a lock and a cap)",
+    )
     args = parser.parse_args()
     before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     node = args.node or busiest_node(args.warehouse)
@@ -216,7 +249,9 @@ def main() -> int:
     after = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(result)
     command = f"python bench/explorer_bench.py --warehouse {args.warehouse} --label {args.label}"
-    text = section(args.label, command, node, result, (before, after), edge_count(args.warehouse))
+    if args.launcher:
+        command = f"{args.launcher} {command}"
+    text = section(args.label, command, node, result, (before, after), args.warehouse)
     write_report(args.report, args.label, text)
     return 0
 
