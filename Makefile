@@ -21,7 +21,7 @@ LINEAGE_MAVEN_REPOSITORIES ?= $(if $(wildcard $(SHARED_MAVEN)/io),file://$(SHARE
 export LINEAGE_MAVEN_REPOSITORIES
 SUBMIT := $(VENV)/bin/spark-submit $(if $(LINEAGE_MAVEN_REPOSITORIES),--repositories $(LINEAGE_MAVEN_REPOSITORIES))
 
-.PHONY: venv run run-python sql maintain test-maintain bench-serve graph test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse
+.PHONY: venv run run-python sql maintain test-maintain bench-serve graph explore test test-fast test-deps test-engine engine-diff analyze-graph bench-graph bench-small bench-hostile lint sample clean-warehouse
 
 $(VENV)/.installed: pyproject.toml scripts/install.sh
 	scripts/install.sh --python $(PYTHON) --venv $(VENV) --extras spark,emit,cli,dev --editable
@@ -53,13 +53,16 @@ bench-serve: venv  ## lineage answers on the graph benchmark's warehouses (build
 analyze-graph: venv  ## the graph stage alone (GraphFrames): ARGS="--full-refresh" or ARGS="--path A B"
 	$(SUBMIT) jobs/analyze_graph.py $(ARGS)
 
+explore: venv  ## the lineage explorer on http://127.0.0.1:8765/ after make run (ARGS="--port N --config conf/X.yaml")
+	$(VENV)/bin/lineage serve $(ARGS)
+
 T ?= reports.daily_revenue
 graph: venv  ## the upstream graph of T (default reports.daily_revenue) as lineage-graph.html, after make run
 	$(VENV)/bin/lineage upstream $(T) --html lineage-graph.html $(ARGS)
 
-test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chromium, Graphviz
-	command -v chromium >/dev/null && command -v dot >/dev/null || \
-	  { apt-get update && apt-get install -y --no-install-recommends chromium graphviz; }
+test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chromium and its driver, Graphviz
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v dot >/dev/null || \
+	  { apt-get update && apt-get install -y --no-install-recommends chromium chromium-driver graphviz; }
 
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
 	$(PY) -m pytest -m "not engine"

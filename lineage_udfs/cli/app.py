@@ -14,6 +14,7 @@
     lineage upstream reports.daily_revenue --as-of 2026-11-01
     lineage diff reports.daily_revenue --since 2026-11-01
     lineage sql "SELECT ancestor FROM table_closure WHERE descendant = 'reports.daily_revenue'"
+    lineage serve      # the explorer page on http://127.0.0.1:8765/ (cli.explorer)
 
 Tables are read in-process with delta-rs from where the job wrote them: ``conf/base.yaml`` and
 the overlays (``--config``, default ``conf/local.yaml``) of the working directory, or
@@ -367,10 +368,12 @@ def aliases(
 
 def _register_commands() -> None:
     from lineage_udfs.cli.activity_commands import register as register_activity
+    from lineage_udfs.cli.explorer.command import register as register_explorer
     from lineage_udfs.cli.governance import register as register_governance
 
     register_activity(app)  # freshness, owner, usage, alerts
     register_governance(app)  # impact, tags, pii
+    register_explorer(app)  # serve
 
 
 _register_commands()
