@@ -27,18 +27,16 @@ from jsonschema.exceptions import ValidationError, best_match
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
     StringType,
     StructField,
     StructType,
-    TimestampType,
 )
 from referencing import Registry, Resource
 
 from lineage_udfs.core.errors import InputError, one_line
 from lineage_udfs.core.ol_events import EventError, EventLineage, event_lineage
 from lineage_udfs.settings import IncrementalSettings, SourceSettings
+from lineage_udfs.sources.openlineage_fields import EVENT_FIELDS
 
 SPEC_DIR = Path(__file__).resolve().parent / "openlineage_spec"
 _CORE_URIS = (
@@ -76,42 +74,6 @@ DEFAULT_INCREMENTAL = IncrementalSettings(column=EVENT_TIME, type="timestamp")
 """An ``openlineage`` source without ``incremental:`` reads the events newer than the last
 committed ``eventTime``."""
 
-_TABLE_EDGE = StructType(
-    [StructField("source_table", StringType()), StructField("target_table", StringType())]
-)
-_COLUMN_EDGE = StructType(
-    [
-        StructField(name, StringType())
-        for name in (
-            "source_table",
-            "source_column",
-            "target_table",
-            "target_column",
-            "transformation_type",
-            "transformation_subtype",
-        )
-    ]
-    + [StructField("masking", BooleanType())]
-)
-_SYMLINK = StructType(
-    [StructField(name, StringType()) for name in ("node", "alias", "namespace", "type")]
-)
-
-EVENT_FIELDS: list[tuple[str, Any]] = [
-    ("event_id", StringType()),
-    ("run_id", StringType()),
-    ("job", StringType()),
-    ("job_namespace", StringType()),
-    ("job_name", StringType()),
-    ("event_type", StringType()),
-    ("event_time", TimestampType()),
-    ("producer", StringType()),
-    ("table_edges", ArrayType(_TABLE_EDGE)),
-    ("column_edges", ArrayType(_COLUMN_EDGE)),
-    ("symlinks", ArrayType(_SYMLINK)),
-    ("datasets", ArrayType(StringType())),
-]
-"""What one event gives (the ``openlineage_events`` table's columns besides the source's)."""
 
 _UDF_SCHEMA = StructType(
     [StructField(n, t if n != "event_time" else StringType()) for n, t in EVENT_FIELDS]

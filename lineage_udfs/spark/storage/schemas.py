@@ -22,7 +22,7 @@ from pyspark.sql.types import (
 )
 
 from lineage_udfs.core.records import ParseRecord, QueryLogRow
-from lineage_udfs.sources.openlineage import EVENT_FIELDS
+from lineage_udfs.sources.openlineage_fields import EVENT_FIELDS
 from lineage_udfs.spark.storage.governance_schemas import (
     COLUMN_TAGS,
     DATASET_ACTIVITY,
