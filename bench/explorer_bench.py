@@ -1,7 +1,7 @@
 """The explorer page's speed in a real browser: first paint and each click, on a warehouse.
 
     python bench/explorer_bench.py --warehouse warehouse/lineage --label sample
-    flock /work/.heavy.lock python bench/explorer_bench.py \
+    python bench/explorer_bench.py \
         --warehouse bench/data/warehouse-100k --label 100k     # bench/graph_bench.py builds it
 
 ``lineage serve --warehouse PATH`` is started by PID; headless Chromium (Selenium, Debian's
