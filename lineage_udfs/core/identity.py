@@ -61,8 +61,8 @@ def normalise_location(name: str) -> str:
     Examples:
         >>> normalise_location("s3a://bucket/wh/orders/")
         's3://bucket/wh/orders'
-        >>> normalise_location("file:///tmp/wh/t"), normalise_location("/tmp/wh/t")
-        ('file:/tmp/wh/t', 'file:/tmp/wh/t')
+        >>> normalise_location("file:///lake/wh/t"), normalise_location("/lake/wh/t")
+        ('file:/lake/wh/t', 'file:/lake/wh/t')
         >>> normalise_location("/dbfs/mnt/x"), normalise_location("dbfs:///mnt/x/")
         ('dbfs:/mnt/x', 'dbfs:/mnt/x')
     """

@@ -97,15 +97,15 @@ def is_storage_namespace(namespace: str) -> bool:
 def dataset_node(namespace: str, name: str) -> str:
     """The graph node of an OpenLineage dataset.
 
-    A location is written as a URI (``s3://bucket/key``, ``file:/tmp/t``, ``dbfs:/mnt/x``); a
+    A location is written as a URI (``s3://bucket/key``, ``file:/lake/t``, ``dbfs:/mnt/x``); a
     table keeps its name as the producer spelt it (its case too: letter case is evidence for
     ``core.identity``, not something to fold here).
 
     Examples:
         >>> dataset_node("s3a://bucket", "warehouse/orders")
         's3a://bucket/warehouse/orders'
-        >>> dataset_node("file", "/tmp/wh/orders")
-        'file:/tmp/wh/orders'
+        >>> dataset_node("file", "/lake/wh/orders")
+        'file:/lake/wh/orders'
         >>> dataset_node("snowflake://acme", "ANALYTICS.PUBLIC.ORDERS")
         'ANALYTICS.PUBLIC.ORDERS'
     """

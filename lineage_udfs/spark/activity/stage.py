@@ -193,15 +193,11 @@ def _inputs(
 def _stored(tables: LineageTables) -> tuple[dict[str, Any], int] | None:
     """The state the last complete run recorded with ``upstream_staleness`` and the row count
     it wrote there; None when no run completed (the table's write is the stage's last)."""
-    for commit in tables.recent_commits("upstream_staleness", 5):
-        try:
-            state = json.loads(commit["userMetadata"] or "")
-        except ValueError:
-            continue
-        if isinstance(state, dict) and STATE_KEY in state and "summary" in state:
-            metrics = commit["operationMetrics"] or {}
-            return state, int(metrics.get("numOutputRows") or 0)
-    return None
+    found = tables.recorded_commit("upstream_staleness", STATE_KEY)
+    if found is None or "summary" not in found[0]:
+        return None
+    state, commit = found
+    return state, int((commit["operationMetrics"] or {}).get("numOutputRows") or 0)
 
 
 def _still_valid(

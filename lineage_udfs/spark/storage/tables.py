@@ -224,13 +224,20 @@ class LineageTables:
         """The userMetadata (a JSON object holding ``key``) of the newest of ``table``'s last
         ``count`` commits that has one: the state a stage recorded with its write (maintenance
         commits, e.g. compaction, may follow it)."""
+        found = self.recorded_commit(table, key, count)
+        return None if found is None else found[0]
+
+    def recorded_commit(
+        self, table: str, key: str, count: int = 5
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """As :meth:`recorded_state`, with the commit that recorded it (``recent_commits``)."""
         for commit in self.recent_commits(table, count):
             try:
                 state = json.loads(commit["userMetadata"] or "")
             except ValueError:
                 continue
             if isinstance(state, dict) and key in state:
-                return state
+                return state, commit
         return None
 
     def metrics_since(self, table: str, version: int) -> dict[str, int]:
