@@ -64,22 +64,30 @@ class SampleRun:
         return sorted(p.read_text("utf-8").strip() for p in records.iterdir())
 
 
+LOCAL = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text("utf-8"))
+TAGS = {**LOCAL["tags"], "file": str(ROOT / LOCAL["tags"]["file"])}
+"""conf/local.yaml's tag declarations (the sample's personal data), the file by absolute path:
+the tag stage runs on the cluster too."""
+
+
 def sample_overlay(cwd: Path, **sections: Any) -> Path:
-    """``cwd/overlay.yaml``: the sample logs by absolute path, plus ``sections``."""
-    local = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text("utf-8"))
-    sources = [{**s, "path": str(ROOT / s["path"])} for s in local["sources"]]
+    """``cwd/overlay.yaml``: the sample logs and tag file by absolute path, plus ``sections``."""
+    sources = [{**s, "path": str(ROOT / s["path"])} for s in LOCAL["sources"]]
     overlay = cwd / "overlay.yaml"
-    overlay.write_text(yaml.safe_dump({"sources": sources, **sections}), encoding="utf-8")
+    settings = {"sources": sources, "tags": TAGS, **sections}
+    overlay.write_text(yaml.safe_dump(settings), encoding="utf-8")
     return overlay
 
 
 def log_overlay(cwd: Path, log: Path, name: str = "overlay.yaml", **sections: Any) -> Path:
     """``cwd/name``: one Parquet source, ``bench``, reading ``log`` (a file of
-    bench/generate_log.py), checkpoints in ``cwd/checkpoints`` (durable: the disk the driver and
-    every executor share here, as docs/deploy.md asks on a cluster), plus ``sections``."""
+    bench/generate_log.py), the sample's tag file by absolute path, checkpoints in
+    ``cwd/checkpoints`` (durable: the disk the driver and every executor share here, as
+    docs/deploy.md asks on a cluster), plus ``sections``."""
     source = {"name": "bench", "format": "parquet", "path": str(log)}
     settings = {
         "sources": [source],
+        "tags": TAGS,
         "execution": {"checkpoint_dir": str(cwd / "checkpoints")},
         **sections,
     }

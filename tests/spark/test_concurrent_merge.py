@@ -277,3 +277,36 @@ def test_a_graph_write_that_loses_a_race_is_retried(
     assert _retried(caplog, racing, "table_closure"), "A's MERGE did not lose the race"
     compared = (*GRAPH_TABLES, "graph_components")
     assert _rows_of(racing, compared) == _rows_of(reference, compared)
+
+
+def test_a_create_that_loses_the_race_uses_the_other_writer_s_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Writer B finds the folder of ``queries`` that writer A is creating (its ``_delta_log``
+    there with the temporary file of its first commit, not the commit yet): B's CREATE fails,
+    then B waits for A's first commit and uses A's table. A's commit is played by copying the
+    log of a table made elsewhere, a second after B started."""
+    made = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "elsewhere")))
+    made.ensure("queries")
+    made.write("queries", Upsert(_rows(spark, SEED)))
+    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "racing")))
+    _, racing = tables.location("queries")
+    assert racing is not None
+    (Path(racing) / "_delta_log").mkdir(parents=True)
+    (Path(racing) / "_delta_log" / f".{0:020d}.json.0f1e.tmp").write_text("{}")
+
+    def writer_a_commits() -> None:
+        time.sleep(1.0)
+        _, source = made.location("queries")
+        for commit in sorted((Path(str(source)) / "_delta_log").glob("*.json")):
+            shutil.copy(commit, Path(racing) / "_delta_log" / commit.name)
+        for data in Path(str(source)).glob("*.parquet"):
+            shutil.copy(data, Path(racing) / data.name)
+
+    thread = threading.Thread(target=writer_a_commits)
+    thread.start()
+    try:
+        tables.ensure("queries")  # writer B
+    finally:
+        thread.join()
+    assert _table(tables) == sorted(SEED)

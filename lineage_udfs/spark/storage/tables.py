@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import SinkSettings
-from lineage_udfs.spark.storage.commits import commit_with_retry
+from lineage_udfs.spark.storage.commits import commit_with_retry, is_concurrent_modification
 from lineage_udfs.spark.storage.delta_log import newest_commit, read_commits
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.writes import Change
@@ -32,6 +33,17 @@ COMPACT_CHECK_EVERY = 10
 """The file count is checked on versions that are a multiple of this."""
 ENSURE_THREADS = 16
 """Tables ``LineageTables.ensure_all`` creates at once."""
+CREATE_RACES = (
+    "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",
+    "DELTA_TABLE_NOT_FOUND",  # its _delta_log folder there, no commit in it yet
+    "DELTA_TABLE_ALREADY_EXISTS",
+    "TABLE_OR_VIEW_ALREADY_EXISTS",
+    "FileAlreadyExistsException",
+)
+"""Errors of a CREATE that lost the race with another writer creating the same table (besides
+Delta's concurrent-modification errors)."""
+CREATE_RACE_SECONDS = 30.0
+"""How long a writer that lost a create race waits for the other writer's first commit."""
 
 
 @dataclass(frozen=True)
@@ -75,10 +87,49 @@ class LineageTables:
 
     def ensure(self, table: str) -> None:
         """Create ``table`` if it does not exist (declared schema, table and column comments,
-        table properties); on an existing table, set the declared properties it lacks."""
+        table properties); on an existing table, set the declared properties it lacks.
+
+        Two jobs starting at once on a new warehouse both create its tables: the one that
+        loses the race fails its CREATE (the folder is there, its first commit not yet, or
+        the commit is taken), then uses the table the other one created."""
         if self.exists(table):  # the cheap check: no CREATE TABLE IF NOT EXISTS to resolve
             self.ensure_properties(table)
             return
+        try:
+            self._create(table)
+        except Exception as exc:
+            if not self._created_meanwhile(table, exc):
+                raise
+            logger.info("%s: created by another writer at the same time", self.describe(table))
+            self.ensure_properties(table)
+
+    def _created_meanwhile(self, table: str, exc: BaseException) -> bool:
+        """After a failed CREATE: whether ``exc`` is a create race lost to another writer and
+        that writer's table now exists (its first commit can land a moment after its folder:
+        waits up to ``CREATE_RACE_SECONDS``)."""
+        head = str(exc)[:500]
+        if not (is_concurrent_modification(exc) or any(m in head for m in CREATE_RACES)):
+            return False
+        deadline = time.monotonic() + CREATE_RACE_SECONDS
+        while not self._exists_now(table):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        return True
+
+    def _exists_now(self, table: str) -> bool:
+        """``exists``, for a path table without the log Delta cached when it was not there."""
+        _, path = self.location(table)
+        if path:
+            jvm = self.spark.sparkContext._jvm
+            assert jvm is not None
+            hadoop_path = jvm.org.apache.hadoop.fs.Path(str(path))
+            jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
+                self.spark._jsparkSession, hadoop_path
+            )
+        return self.exists(table)
+
+    def _create(self, table: str) -> None:
         name, path = self.location(table)
         builder = DeltaTable.createIfNotExists(self.spark)
         if name:
@@ -121,7 +172,8 @@ class LineageTables:
             return
         assignments = ", ".join(f"'{k}' = '{v}'" for k, v in sorted(missing.items()))
         logger.info("setting table properties on %s: %s", self.describe(table), assignments)
-        self.spark.sql(f"ALTER TABLE {self._identifier(table)} SET TBLPROPERTIES ({assignments})")
+        statement = f"ALTER TABLE {self._identifier(table)} SET TBLPROPERTIES ({assignments})"
+        commit_with_retry(lambda: self.spark.sql(statement), f"properties of {table}")
 
     def _identifier(self, table: str) -> str:
         name, path = self.location(table)
