@@ -68,26 +68,32 @@ LOCAL = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text("utf-8"))
 TAGS = {**LOCAL["tags"], "file": str(ROOT / LOCAL["tags"]["file"])}
 """conf/local.yaml's tag declarations (the sample's personal data), the file by absolute path:
 the tag stage runs on the cluster too."""
+ACTIVITY = {"as_of": "log_end"}
+"""The activity stage's instant is the log's newest event, not the clock: two runs of the same
+input, minutes apart, give the same activity tables."""
 
 
 def sample_overlay(cwd: Path, **sections: Any) -> Path:
-    """``cwd/overlay.yaml``: the sample logs and tag file by absolute path, plus ``sections``."""
+    """``cwd/overlay.yaml``: the sample logs and tag file by absolute path, the activity stage
+    at the log's end, plus ``sections``."""
     sources = [{**s, "path": str(ROOT / s["path"])} for s in LOCAL["sources"]]
     overlay = cwd / "overlay.yaml"
-    settings = {"sources": sources, "tags": TAGS, **sections}
+    settings = {"sources": sources, "tags": TAGS, "activity": ACTIVITY, **sections}
     overlay.write_text(yaml.safe_dump(settings), encoding="utf-8")
     return overlay
 
 
 def log_overlay(cwd: Path, log: Path, name: str = "overlay.yaml", **sections: Any) -> Path:
     """``cwd/name``: one Parquet source, ``bench``, reading ``log`` (a file of
-    bench/generate_log.py), the sample's tag file by absolute path, checkpoints in
+    bench/generate_log.py), the sample's tag file by absolute path, the activity stage at the
+    log's end, checkpoints in
     ``cwd/checkpoints`` (durable: the disk the driver and every executor share here, as
     docs/deploy.md asks on a cluster), plus ``sections``."""
     source = {"name": "bench", "format": "parquet", "path": str(log)}
     settings = {
         "sources": [source],
         "tags": TAGS,
+        "activity": ACTIVITY,
         "execution": {"checkpoint_dir": str(cwd / "checkpoints")},
         **sections,
     }

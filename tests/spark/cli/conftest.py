@@ -16,8 +16,24 @@ def sample_warehouse(
     return build_sample_warehouse(spark, tmp_path_factory.mktemp("sample-warehouse"))
 
 
+@pytest.fixture(autouse=True)
+def _screenshots_reported(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The screenshots a test took, as properties of its report: they reach the summary also
+    from a pytest-xdist worker process."""
+    taken = len(screenshots)
+    yield
+    for png in screenshots[taken:]:
+        request.node.user_properties.append(("screenshot", str(png)))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for png in screenshots:
+    seen: list[str] = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "screenshot" and value not in seen:
+                    seen.append(value)
+    for png in seen:
         terminalreporter.write_line(f"lineage HTML screenshot: {png}")
 
 
