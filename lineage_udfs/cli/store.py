@@ -56,6 +56,7 @@ TABLES: tuple[str, ...] = (
     "upstream_staleness",
     "openlineage_events",
     "dataset_aliases",
+    "openlineage_symlinks",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from lineage_udfs.emit.config import FileTransportSettings, OpenLineageSettings, SpoolSettings
 from lineage_udfs.settings import (
     GraphSettings,
     IdentitySettings,
@@ -19,6 +20,7 @@ from lineage_udfs.settings import (
 )
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
+from lineage_udfs.spark.openlineage.emission import emit_openlineage
 from lineage_udfs.spark.storage.tables import LineageTables
 from tests.support.ol_events import dataset, run_event, write_lines
 
@@ -27,7 +29,8 @@ def _components(tables: LineageTables) -> int:
     return tables.read("lineage_nodes").select("component_id").distinct().count()
 
 
-def _warehouse(tmp_path: Path) -> tuple[Path, Path]:
+def _warehouse(tmp_path: Path, **row: str) -> tuple[Path, Path]:
+    """The listener's events and a SQL log (``row``: more fields of each log row)."""
     events = tmp_path / "events.jsonl"
     raw = dataset("file", "/wh/raw.db/orders", table="spark_catalog.raw.orders")
     out = dataset(
@@ -39,7 +42,7 @@ def _warehouse(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "log.jsonl"
     log.write_text(
         "".join(
-            json.dumps({"query_text": q, "default_database": "main"}) + "\n"
+            json.dumps({"query_text": q, "default_database": "main", **row}) + "\n"
             for q in [
                 "INSERT INTO raw.orders SELECT id FROM landing.orders",
                 "INSERT INTO mart.daily SELECT id FROM clean.orders",
@@ -124,3 +127,128 @@ def test_aliases_stitch_the_producers_and_a_late_alias_restitches(
     assert _components(tables) == 2
     status = {(r.alias, r.evidence): r.status for r in tables.read("dataset_aliases").collect()}
     assert status[("file:/wh/raw.db/orders", "symlink")] == "rejected"
+
+
+def _emitting(settings: JobSettings, out: Path, min_confidence: float = 0.9) -> JobSettings:
+    """``settings`` emitting OpenLineage events to the file ``out`` (appended)."""
+    return settings.model_copy(
+        update={
+            "openlineage": OpenLineageSettings(
+                enabled=True,
+                transport=FileTransportSettings(log_file_path=str(out)),
+                spool=SpoolSettings(path=str(out.parent / "spool")),
+            ),
+            "graph": GraphSettings(incremental_min_edges=0, alias_min_confidence=min_confidence),
+        }
+    )
+
+
+def _emitted(out: Path, seen: int) -> tuple[dict[str, set[tuple[str, str, str]]], int]:
+    """The datasets of the events written after the first ``seen`` lines (namespace/name ->
+    its symlinks facet's identifiers: namespace, name, type) and the number of lines now."""
+    lines = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
+    found: dict[str, set[tuple[str, str, str]]] = {}
+    for line in lines[seen:]:
+        event = json.loads(line)
+        for named in event["inputs"] + event["outputs"]:
+            facet = named["facets"].get("symlinks")
+            links = (
+                {(i["namespace"], i["name"], i["type"]) for i in facet["identifiers"]}
+                if facet
+                else set()
+            )
+            key = f"{named['namespace']}/{named['name']}"
+            assert found.get(key, links) == links  # every event names it alike
+            found[key] = links
+    return found, len(lines)
+
+
+def test_emitted_datasets_carry_the_aliases_that_hold_and_a_late_alias_is_re_emitted(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    events, log = _warehouse(tmp_path)
+    out = tmp_path / "emitted.jsonl"
+    base = tmp_path / "wh"
+    ns = "lineage-warehouse"  # openlineage.namespace: the log rows have no source_system
+
+    settings = _emitting(_settings(events, log, base), out)
+    extract(spark, settings)
+    emit_openlineage(spark, settings)
+    runs, seen = _emitted(out, 0)
+    assert runs == {
+        f"{ns}/main.landing.orders": set(),
+        f"{ns}/main.raw.orders": {
+            ("file", "/wh/raw.db/orders", "LOCATION"),  # the listener's name (symlink)
+            (ns, "raw.orders", "TABLE"),  # the name before the session default
+        },
+        f"{ns}/main.clean.orders": set(),
+        f"{ns}/main.mart.daily": set(),
+    }
+    assert seen == 4  # START and COMPLETE of each statement's run
+
+    # the late evidence: where the catalog stores clean.orders; only the statement reading it
+    # is emitted again, its input now with the names the export gave
+    detail = tmp_path / "detail.jsonl"
+    detail.write_text(
+        json.dumps({"name": "spark_catalog.clean.orders", "location": "file:/wh/clean/orders/"})
+        + "\n",
+        encoding="utf-8",
+    )
+    late = _emitting(_settings(events, log, base, table_locations=str(detail)), out)
+    assert extract(spark, late).parsed_statements == 0
+    summary = emit_openlineage(spark, late)
+    assert (summary.scope, summary.changed_queries, summary.realiased_statements) == (
+        "incremental",
+        0,
+        1,
+    )
+    runs, seen = _emitted(out, seen)
+    assert seen == 6
+    assert runs == {
+        f"{ns}/main.clean.orders": {
+            ("file", "/wh/clean/orders", "LOCATION"),
+            (ns, "clean.orders", "TABLE"),
+        },
+        f"{ns}/main.mart.daily": set(),
+    }
+
+    # the steward rejects the listener's symlink: the statement writing raw.orders is emitted
+    # again without it
+    steward = tmp_path / "steward.yaml"
+    steward.write_text("- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8")
+    rejected = _emitting(
+        _settings(events, log, base, table_locations=str(detail), steward_file=str(steward)), out
+    )
+    extract(spark, rejected)
+    emit_openlineage(spark, rejected)
+    runs, seen = _emitted(out, seen)
+    assert seen == 8
+    assert runs == {
+        f"{ns}/main.landing.orders": set(),
+        f"{ns}/main.raw.orders": {(ns, "raw.orders", "TABLE")},
+    }
+
+    # nothing changed: nothing emitted
+    assert emit_openlineage(spark, rejected).counts.emitted == 0
+    assert _emitted(out, seen)[1] == seen
+
+    # above the session-default links' confidence (0.9) only the catalog location (0.95)
+    # holds, and it links the path to clean.orders, not to main.clean.orders: no emitted
+    # dataset has another name, and both statements are emitted again without them
+    strict = _emitting(
+        _settings(events, log, base, table_locations=str(detail), steward_file=str(steward)),
+        out,
+        min_confidence=0.95,
+    )
+    assert emit_openlineage(spark, strict).realiased_statements == 2
+    runs, seen = _emitted(out, seen)
+    assert seen == 12
+    assert len(runs) == 4 and all(links == set() for links in runs.values())
+    aliases = {
+        (r.dataset, tuple(r.symlinks))
+        for r in LineageTables(spark, strict.sink).read("openlineage_symlinks").collect()
+    }
+    assert aliases == {
+        ("clean.orders", ("file:/wh/clean/orders",)),
+        ("file:/wh/clean/orders", ("clean.orders",)),
+    }
