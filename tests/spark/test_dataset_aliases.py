@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
+from typer.testing import CliRunner
 
+from lineage_udfs.cli.app import app as cli_app
 from lineage_udfs.emit.config import FileTransportSettings, OpenLineageSettings, SpoolSettings
 from lineage_udfs.settings import (
     GraphSettings,
@@ -21,6 +24,7 @@ from lineage_udfs.settings import (
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
 from lineage_udfs.spark.openlineage.emission import emit_openlineage
+from lineage_udfs.spark.pipeline import run_extract
 from lineage_udfs.spark.storage.tables import LineageTables
 from tests.support.ol_events import dataset, run_event, write_lines
 
@@ -252,3 +256,52 @@ def test_emitted_datasets_carry_the_aliases_that_hold_and_a_late_alias_is_re_emi
         ("clean.orders", ("file:/wh/clean/orders",)),
         ("file:/wh/clean/orders", ("clean.orders",)),
     }
+
+
+def _cli(base: Path, *args: str) -> tuple[dict[str, Any], str]:
+    """``lineage ARGS --warehouse BASE --json``: the JSON answer and the stderr lines."""
+    result = CliRunner().invoke(cli_app, [*args, "--warehouse", str(base), "--json"])
+    assert result.exit_code in (0, 1), result.stderr  # 1: an impact that breaks
+    return json.loads(result.stdout), result.stderr
+
+
+def test_every_command_follows_an_alias_to_its_node(spark: SparkSession, tmp_path: Path) -> None:
+    events, log = _warehouse(tmp_path, start_time="2026-11-01T06:00:00Z", user_name="etl")
+    settings = _settings(events, log, tmp_path / "wh")
+    run_extract(spark, settings, environ={})
+    base = str(tmp_path / "wh")
+    path, node = "file:/wh/raw.db/orders", "main.raw.orders"
+
+    # the listener's path and the name before the session default are main.raw.orders
+    for name in (path, "raw.orders", "RAW.Orders"):
+        answer, err = _cli(Path(base), "upstream", name)
+        assert answer["title"] == f"upstream of {node}"
+        assert [r["table"] for r in answer["rows"]] == ["main.landing.orders"]
+        alias = name if name != "RAW.Orders" else "raw.orders"
+        assert answer["aliases_followed"] == [{"name": alias, "node": node}]
+        assert err.splitlines() == [
+            f"note: {alias} is an alias of {node} (dataset_aliases): answering for {node}"
+        ]
+    down, _ = _cli(Path(base), "downstream", path)
+    assert [r["table"] for r in down["rows"]] == ["file:/wh/clean/orders"]
+    # a column of an alias is the column of the node
+    column, err = _cli(Path(base), "upstream", "raw.orders.id")
+    assert column["title"] == f"upstream of {node}.id"
+    assert {(r["table"], r["column"]) for r in column["rows"]} == {("main.landing.orders", "id")}
+    assert column["aliases_followed"] == [{"name": "raw.orders.id", "node": f"{node}.id"}]
+    impact, _ = _cli(Path(base), "impact", "--drop-column", f"{path}.id")
+    assert impact["aliases_followed"] == [{"name": path, "node": node}]
+    assert [r["column"] for r in impact["rows"]] == [f"{node}.id"]
+    # the activity commands answer for the node too
+    for command in ("owner", "usage", "freshness"):
+        answer, err = _cli(Path(base), command, path)
+        assert node in answer["title"] and answer["aliases_followed"], command
+        assert err.startswith(f"note: {path} is an alias of {node}"), command
+    usage, _ = _cli(Path(base), "usage", "raw.orders")
+    assert [(r["user_name"], r["kind"]) for r in usage["rows"]] == [("etl", "write")]
+    # the node's own name, and a name no link holds, are answered as they are, without a note
+    own, err = _cli(Path(base), "upstream", node)
+    assert "aliases_followed" not in own and err == ""
+    result = CliRunner().invoke(cli_app, ["upstream", "clean.orders", "--warehouse", base])
+    assert result.exit_code == 2 and "unknown table 'clean.orders'" in result.stderr
+    assert "alias" not in result.stderr
