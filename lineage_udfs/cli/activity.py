@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from lineage_udfs.cli import queries
-from lineage_udfs.cli.queries import Answer, canonical
+from lineage_udfs.cli.queries import Answer
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 LATE_STATUSES = ("late", "stopped")
@@ -47,7 +47,7 @@ def resolve_dataset(store: LineageStore, name: str) -> str:
         CliError: unknown; names the closest known datasets.
     """
     _require(store, "dataset_owners")
-    wanted = canonical(name)
+    wanted = store.follow(name)
     known = _known(store)
     if wanted in known:
         return wanted
@@ -61,7 +61,7 @@ def owner_of(store: LineageStore, table: str) -> Row | None:
     """The owner of ``table``: ``{dataset, owner, contact, rule, evidence}`` (rule: explicit /
     catalog / inferred / none), or None when the activity tables do not know the table."""
     _require(store, "dataset_owners")
-    wanted = canonical(table)
+    wanted = store.follow(table)
     for row in store.rows("dataset_owners"):
         if row["dataset"] == wanted:
             return {k: row[k] for k in ("dataset", "owner", "contact", "rule", "evidence")}
@@ -73,7 +73,7 @@ def readers_of(store: LineageStore, table: str, days: int = 30) -> list[Row]:
     recent first: ``{user_name, last_read_at, reads_in_window, first_read_at}``
     (``reads_in_window`` counts over the stage's ``activity.window_days``)."""
     _require(store, "dataset_usage")
-    wanted = canonical(table)
+    wanted = store.follow(table)
     found = []
     for row in store.rows("dataset_usage"):
         if row["dataset"] != wanted or row["kind"] != "read" or row["last_at"] is None:

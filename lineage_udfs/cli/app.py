@@ -85,6 +85,7 @@ def _answer(
             store = open_store(config, warehouse, on_read=on_read, as_of=as_of)
             answer = compute(store)
             answer.as_of = as_of
+            answer.followed = [f.as_dict() for f in store.followed]
             if answer.graph is not None:
                 for fmt, path in (("html", html), ("svg", svg)):
                     if path is not None:
@@ -98,6 +99,8 @@ def _answer(
     except Exception as exc:  # delta-rs / arrow errors: one line, not a trace
         err.print(f"[red]error:[/red] {one_line(exc, with_type=True)}", soft_wrap=True)
         raise typer.Exit(2) from None
+    for followed in store.followed:  # one line each, also with --json (stdout stays JSON)
+        err.print(f"note: {followed.note}", soft_wrap=True, markup=False)
     if (html or svg) and answer.graph is None:
         err.print(f"[yellow]note:[/yellow] {answer.title} has no graph to draw")
     if not quiet:

@@ -66,12 +66,12 @@ def diff(store: LineageStore, name: str, since: str, *, page: Page = ALL) -> Ans
     """The table edges into or out of ``name`` that appeared or went between ``since`` (a date,
     a timestamp or a ``table_lineage`` version) and the state read (the newest, or
     ``--as-of``); with the count of column edges that changed on each."""
-    from lineage_udfs.cli.queries import canonical, kinds_of
+    from lineage_udfs.cli.queries import kinds_of
 
     then = parse_as_of(since)
     if then is None:
         raise CliError("--since needs a date, a timestamp or a Delta version")
-    node = canonical(name)
+    node = store.follow(name)
     before = _edges(store.at("table_lineage", then), node)
     now = _edges(store.table("table_lineage"), node)
     moment = _moment(store, then)  # column_lineage has versions of its own

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -296,6 +296,7 @@ def impact(store: LineageStore, changes: list[Change], days: int = 30) -> tuple[
     catalog = Catalog.read(store)
     edges = store.rows("column_lineage")
     changed: list[Col] = []
+    changes = [replace(c, table=store.follow(c.table)) for c in changes]  # aliases: their node
     for change in changes:
         if change.kind == "add":
             continue

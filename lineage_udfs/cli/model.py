@@ -183,6 +183,8 @@ class Answer:
         cap: why the answer may be incomplete (a cap of the graph stage that cut it, with how
             to raise it); None when it is whole.
         as_of: the state of the tables the answer is from (``--as-of``), or None: the newest.
+        followed: the names given that are aliases of another graph node, and that node
+            (``{"name", "node"}``): the answer is for the node.
     """
 
     title: str
@@ -194,6 +196,7 @@ class Answer:
     total: int | None = None
     cap: str | None = None
     as_of: str | None = None
+    followed: list[dict[str, str]] = field(default_factory=list)
 
     def notes(self) -> list[str]:
         """The lines printed under the rows: message, cap."""
@@ -209,6 +212,8 @@ class Answer:
             out["cap"] = self.cap
         if self.as_of:
             out["as_of"] = self.as_of
+        if self.followed:
+            out["aliases_followed"] = self.followed
         if self.graph is not None:
             out["graph"] = self.graph.to_dict()
         return out

@@ -13,7 +13,17 @@ import fnmatch
 from typing import Any
 
 from lineage_udfs.cli.model import ALL, Answer, Graph, GraphEdge, GraphNode, Page
-from lineage_udfs.cli.store import CliError, LineageStore, Row, all_of, any_of, eq, isin, literal
+from lineage_udfs.cli.store import (
+    CliError,
+    LineageStore,
+    Row,
+    all_of,
+    any_of,
+    eq,
+    isin,
+    literal,
+    plain_name,
+)
 
 __all__ = ["Answer", "Graph", "GraphEdge", "GraphNode", "Page", "canonical"]
 
@@ -23,7 +33,7 @@ MAX_PATHS = 50
 
 def canonical(name: str) -> str:
     """Lower-case, unquoted: the tables store canonical lower-case qualified names."""
-    return "".join(ch for ch in name.strip() if ch not in '`"[]').lower()
+    return plain_name(name)
 
 
 # --- names -------------------------------------------------------------------------------------
@@ -66,7 +76,7 @@ def resolve(store: LineageStore, name: str) -> tuple[str, str | None]:
     Raises:
         CliError: neither a known table nor a known table's column; names the closest.
     """
-    wanted = canonical(name)
+    wanted = store.follow(name)
     if not wanted:
         raise CliError("give a table name (TABLE or TABLE.COLUMN)")
     if is_table(store, wanted):
@@ -128,7 +138,7 @@ def lineage_of(
         raise ValueError(direction)
     if depth is not None and depth < 1:
         raise CliError("--depth must be at least 1")
-    wanted = canonical(name)
+    wanted = store.follow(name)
     up = direction == "upstream"
     mine, other = ("descendant", "ancestor") if up else ("ancestor", "descendant")
     deeper = f"min_distance <= {int(depth)}" if depth is not None else None

@@ -11,6 +11,9 @@ The reader API (used by the ``lineage`` command, the explore notebook and any ot
 - :meth:`LineageStore.rows` is the same as Python dicts, at most ``limit`` of them.
 - :meth:`LineageStore.sql` runs DataFusion SQL over the tables by plain name.
 - :meth:`LineageStore.history` is a table's Delta history (newest first).
+- :meth:`LineageStore.follow` turns the name a user gave into the name the graph uses: an alias
+  of a merged dataset (``dataset_aliases``) becomes its node, and the store remembers it
+  (:attr:`LineageStore.followed`) so the answer can say so.
 
 Predicates are DataFusion SQL; build them from values with :func:`eq`, :func:`isin`,
 :func:`all_of` and :func:`any_of` (they quote literals), never by pasting user text.
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lineage_udfs.core.errors import LineageError, one_line
+from lineage_udfs.core.identity import AliasLink, resolve
 from lineage_udfs.paths import resolve_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +60,7 @@ TABLES: tuple[str, ...] = (
     "upstream_staleness",
     "openlineage_events",
     "dataset_aliases",
+    "openlineage_symlinks",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""
@@ -65,6 +70,28 @@ Row = dict[str, Any]
 
 class CliError(LineageError):
     """An error the command reports as one line (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A name given as an alias of the graph node ``node``: the answer is for ``node``."""
+
+    name: str
+    node: str
+
+    @property
+    def note(self) -> str:
+        return (
+            f"{self.name} is an alias of {self.node} (dataset_aliases): answering for {self.node}"
+        )
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "node": self.node}
+
+
+def plain_name(name: str) -> str:
+    """Lower-case, unquoted: the tables store canonical lower-case qualified names."""
+    return "".join(ch for ch in name.strip() if ch not in '`"[]').lower()
 
 
 # --- predicates ----------------------------------------------------------------------------------
@@ -191,6 +218,9 @@ class LineageStore:
             instead of its newest version.
         closure_cap: ``graph.max_closure_per_node`` of the configuration (for messages).
         path_cap: ``graph.max_paths_per_root`` of the configuration (for messages).
+        alias_min_confidence: ``graph.alias_min_confidence``: the ``dataset_aliases`` links
+            :meth:`follow` follows, as the graph stage merges them.
+        followed: the names :meth:`follow` turned into another node, in order.
     """
 
     locations: dict[str, str]
@@ -199,7 +229,56 @@ class LineageStore:
     as_of: int | datetime | None = None
     closure_cap: int | None = None
     path_cap: int | None = None
+    alias_min_confidence: float = 0.9
+    followed: list[Followed] = field(default_factory=list)
     _tables: dict[str, Any] = field(default_factory=dict, repr=False)
+    _nodes: dict[str, str] | None = field(default=None, repr=False)
+
+    # names
+
+    def follow(self, name: str) -> str:
+        """``name`` (a table, ``TABLE.COLUMN`` or a location; as given, else lower-cased and
+        unquoted) as the graph names it. When it, or the table of ``TABLE.COLUMN``, is an alias
+        the graph merged into another node (a ``dataset_aliases`` link that holds at
+        :attr:`alias_min_confidence`, as the graph stage merges them), the node's name, and the
+        store records it in :attr:`followed`; else the name lower-cased and unquoted."""
+        given = name.strip()
+        plain = plain_name(given)
+        nodes = self._alias_nodes()
+        for candidate in dict.fromkeys((given, plain)):
+            if candidate in nodes:
+                return self._followed(candidate, nodes[candidate])
+        for candidate in dict.fromkeys((given, plain)):
+            table, _, column = candidate.rpartition(".")
+            if table and column and table in nodes:
+                return self._followed(candidate, f"{nodes[table]}.{column}")
+        return plain
+
+    def _followed(self, name: str, answer: str) -> str:
+        if name != answer:
+            found = Followed(name, answer)
+            if found not in self.followed:
+                self.followed.append(found)
+        return answer
+
+    def _alias_nodes(self) -> dict[str, str]:
+        """Name → its graph node, for every name of a ``dataset_aliases`` link that holds."""
+        if self._nodes is None:
+            self._nodes = {}
+            if "dataset_aliases" in self.locations and self.exists("dataset_aliases"):
+                links = [
+                    AliasLink(
+                        str(r["alias"]),
+                        str(r["canonical"]),
+                        str(r["evidence"]),
+                        str(r.get("detail") or ""),
+                        float(r["confidence"] or 0.0),
+                        str(r["status"]),
+                    )
+                    for r in self.rows("dataset_aliases")
+                ]
+                self._nodes = resolve(links, self.alias_min_confidence)
+        return self._nodes
 
     # reading
 
@@ -384,4 +463,5 @@ def open_store(
         as_of=when,
         closure_cap=settings.graph.max_closure_per_node,
         path_cap=settings.graph.max_paths_per_root,
+        alias_min_confidence=settings.graph.alias_min_confidence,
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from lineage_udfs.cli.catalog import Catalog, draw_column_edges
 from lineage_udfs.cli.impact import _consumers, _fingerprints_reading, _merged, owners
-from lineage_udfs.cli.queries import Answer, Graph, canonical
+from lineage_udfs.cli.queries import Answer, Graph
 from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]
@@ -102,7 +102,7 @@ def tags_of(store: LineageStore, name: str) -> Answer:
     column it reached and where it stopped, and why."""
     catalog = Catalog.read(store)
     rows = _tag_rows(store)
-    wanted = canonical(name)
+    wanted = store.follow(name)
     table, column = (wanted, None) if wanted in catalog.kinds else _resolve(catalog, rows, wanted)
 
     def here(t: str, c: str) -> bool:

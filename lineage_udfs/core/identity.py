@@ -258,6 +258,26 @@ def resolve(links: Iterable[AliasLink], min_confidence: float) -> dict[str, str]
     return names
 
 
+def alias_sets(links: Iterable[AliasLink], min_confidence: float) -> dict[str, tuple[str, ...]]:
+    """Node → the other members of its class (sorted), for every node of a link that holds:
+    the names an emitted dataset lists in its OpenLineage ``symlinks`` facet.
+
+    Examples:
+        >>> links = [AliasLink("file:/wh/t", "db.t", "symlink", "", 1.0),
+        ...          AliasLink("T", "db.t", "case", "", 0.5)]
+        >>> alias_sets(links, 0.9)
+        {'db.t': ('file:/wh/t',), 'file:/wh/t': ('db.t',)}
+    """
+    members: dict[str, list[str]] = {}
+    for node, name in resolve(links, min_confidence).items():
+        members.setdefault(name, []).append(node)
+    return {
+        node: tuple(sorted(m for m in group if m != node))
+        for group in members.values()
+        for node in sorted(group)
+    }
+
+
 def aliases_of(name: str, links: Iterable[AliasLink]) -> list[AliasLink]:
     """The links that name ``name`` on either side (``lineage aliases``)."""
     return [link for link in links if name in (link.alias, link.canonical)]

@@ -153,6 +153,9 @@ class OpenLineageSettings(_Strict):
             SORT, WINDOW) go in the ``columnLineage`` facet: ``dataset`` (the facet's dataset-wide
             list, compact) or ``fields`` (under each target column, as ``column_lineage`` stores
             them; Marquez 0.51 reads only ``fields``).
+        symlinks: list each dataset's other names (the ``dataset_aliases`` links that hold at
+            ``graph.alias_min_confidence``) in its ``symlinks`` facet; the statements of a
+            dataset whose names changed since the last emission are emitted again.
         spool: reliability buffer for events the transport could not deliver (http, kafka).
     """
 
@@ -166,6 +169,7 @@ class OpenLineageSettings(_Strict):
     emit_statement_runs: bool = True
     scope: Literal["incremental", "all"] = "incremental"
     indirect_lineage: Literal["dataset", "fields"] = "dataset"
+    symlinks: bool = True
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
 
     @field_validator("producer", mode="before")

@@ -11,7 +11,9 @@ Event shape for one log row (``emit_mode: per_run``):
 - job: the view or procedure name when the row defines one, else
   ``<statement_type>.<first target>.<fingerprint>`` (readable and unique per statement);
 - job facets ``sql`` (the MASKED statement; raw text never leaves the extract job) and ``jobType``;
-- inputs / outputs named by :mod:`lineage_udfs.emit.naming`; outputs carry ``columnLineage``
+- inputs / outputs named by :mod:`lineage_udfs.emit.naming`; a dataset with other names (the
+  ``dataset_aliases`` links that hold, given as :data:`Symlinks`) lists them in its ``symlinks``
+  facet (a path as type ``LOCATION``, a table name as ``TABLE``); outputs carry ``columnLineage``
   (dataset-wide INDIRECT edges in the facet's ``dataset`` list, or per target column with
   ``indirect_lineage="fields"``; each field also gets the deprecated ``transformationDescription``
   / ``transformationType`` summary that Marquez 0.51 reads); inputs and outputs carry ``schema``
@@ -49,13 +51,15 @@ from openlineage.client.facet_v2 import (
     parent_run,
     schema_dataset,
     sql_job,
+    symlinks_dataset,
 )
 from openlineage.client.uuid import generate_static_uuid
 
 from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
+from lineage_udfs.core.identity import is_path as is_location
 from lineage_udfs.core.models import ColumnEdge
 from lineage_udfs.core.records import ParseRecord, StatementRecord, from_dict
-from lineage_udfs.emit.naming import NamingContext, dataset_identity
+from lineage_udfs.emit.naming import NamingContext, dataset_identity, location_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
 IndirectLineage = Literal["dataset", "fields"]
@@ -113,6 +117,10 @@ class EventOptions:
 
 Catalog = Mapping[str, Sequence[tuple[str, str | None]]]
 """Canonical table name -> ((column, type), ...), for ``schema`` facets (optional)."""
+
+Symlinks = Mapping[str, Sequence[str]]
+"""Canonical table name -> the other names of the same dataset (paths, other spellings), for
+``symlinks`` facets (``lineage_udfs.core.identity.alias_sets``; optional)."""
 
 
 # --- dict adapters (rows from Spark's Row.asDict(recursive=True)) -----------------------------
@@ -331,6 +339,33 @@ def _schema_facet(
     )
 
 
+def _symlinks_facet(
+    table: str,
+    identity: tuple[str, str],
+    symlinks: Symlinks | None,
+    ctx: NamingContext,
+    producer: str,
+) -> symlinks_dataset.SymlinksDatasetFacet | None:
+    """The other names of ``table``'s dataset, each named as the dataset itself would be (a path
+    as a ``LOCATION`` in its storage namespace, a table name as a ``TABLE``); a name that comes
+    out as the dataset's own identity is left out."""
+    found: set[tuple[str, str, str]] = set()
+    for alias in (symlinks or {}).get(table, ()):
+        location = is_location(alias)
+        namespace, name = (location_identity if location else dataset_identity)(alias, ctx)
+        if (namespace, name) != identity:
+            found.add((namespace, name, "LOCATION" if location else "TABLE"))
+    if not found:
+        return None
+    return symlinks_dataset.SymlinksDatasetFacet(
+        identifiers=[
+            symlinks_dataset.Identifier(namespace=ns, name=name, type=kind)
+            for ns, name, kind in sorted(found)
+        ],
+        producer=producer,
+    )
+
+
 def _extraction_error(
     parsed: ParsedStatement, producer: str
 ) -> extraction_error_run.ExtractionErrorRunFacet | None:
@@ -402,18 +437,40 @@ def _named(tables: Iterable[str], temporary: Iterable[str] = ()) -> list[str]:
     return [t for t in tables if t.lower() not in NOT_DATASET_NAMES and t.lower() not in temp]
 
 
+def _dataset_facets(
+    table: str,
+    identity: tuple[str, str],
+    ctx: NamingContext,
+    catalog: Catalog | None,
+    symlinks: Symlinks | None,
+    producer: str,
+) -> dict[str, Any]:
+    """The ``schema`` and ``symlinks`` facets of one dataset (those it has)."""
+    facets: dict[str, Any] = {}
+    schema = _schema_facet(table, catalog, producer)
+    if schema:
+        facets["schema"] = schema
+    links = _symlinks_facet(table, identity, symlinks, ctx, producer)
+    if links:
+        facets["symlinks"] = links
+    return facets
+
+
 def _inputs(
-    tables: Iterable[str], ctx: NamingContext, catalog: Catalog | None, producer: str
+    tables: Iterable[str],
+    ctx: NamingContext,
+    catalog: Catalog | None,
+    producer: str,
+    symlinks: Symlinks | None = None,
 ) -> list[InputDataset]:
-    datasets = []
-    for (namespace, name), table in _identities(tables, ctx).items():
-        schema = _schema_facet(table, catalog, producer)
-        datasets.append(
-            InputDataset(
-                namespace=namespace, name=name, facets={"schema": schema} if schema else {}
-            )
+    return [
+        InputDataset(
+            namespace=namespace,
+            name=name,
+            facets=_dataset_facets(table, (namespace, name), ctx, catalog, symlinks, producer),
         )
-    return datasets
+        for (namespace, name), table in _identities(tables, ctx).items()
+    ]
 
 
 def _outputs(
@@ -423,6 +480,7 @@ def _outputs(
     catalog: Catalog | None,
     producer: str,
     indirect: IndirectLineage = "dataset",
+    symlinks: Symlinks | None = None,
 ) -> list[OutputDataset]:
     all_tables = list(tables) + [e.target_table for e in edges]
     datasets = []
@@ -431,9 +489,7 @@ def _outputs(
         facets: dict[str, Any] = {}
         if mine:
             facets["columnLineage"] = _column_lineage_facet(mine, ctx, producer, indirect)
-        schema = _schema_facet(table, catalog, producer)
-        if schema:
-            facets["schema"] = schema
+        facets.update(_dataset_facets(table, (namespace, name), ctx, catalog, symlinks, producer))
         datasets.append(OutputDataset(namespace=namespace, name=name, facets=facets))
     return datasets
 
@@ -448,11 +504,13 @@ def build_run_events(
     *,
     options: EventOptions,
     catalog: Catalog | None = None,
+    symlinks: Symlinks | None = None,
 ) -> list[RunEvent]:
     """All events of one log row (or statement-day), in the order they must be delivered.
 
     Returns an empty list for statements that are not emitted (see :func:`is_emitted`).
-    Never includes the raw query text: only ``parsed.masked_sql``.
+    Never includes the raw query text: only ``parsed.masked_sql``. ``symlinks``: the other
+    names of the datasets (their ``symlinks`` facets).
     """
     if not is_emitted(parsed, options):
         return []
@@ -491,7 +549,7 @@ def build_run_events(
         # as a source (a MERGE's target in its ON clause): an input, so consumers can link the
         # edge
         read = list(parsed.sources) + [e.source_table for e in edges]
-        inputs = _inputs(_named(read, parsed.intermediates), ctx, catalog, producer)
+        inputs = _inputs(_named(read, parsed.intermediates), ctx, catalog, producer, symlinks)
         outputs = _outputs(
             _named(parsed.targets, parsed.intermediates),
             edges,
@@ -499,6 +557,7 @@ def build_run_events(
             catalog,
             producer,
             options.indirect_lineage,
+            symlinks,
         )
     job = Job(namespace=options.job_namespace, name=job_name, facets=job_facets)
 
@@ -533,6 +592,7 @@ def build_run_events(
                     ctx,
                     options,
                     parsed.intermediates,
+                    symlinks,
                 )
             )
     events.append(event(state, end, run_facets))
@@ -550,6 +610,7 @@ def _child_events(
     ctx: NamingContext,
     options: EventOptions,
     temporary: Iterable[str] = (),
+    symlinks: Symlinks | None = None,
 ) -> list[RunEvent]:
     producer = options.producer
     run_id = run_id_for(query, options.mode, part=part.index)
@@ -573,8 +634,14 @@ def _child_events(
             producer=producer,
         )
     failed = part.status in _PARSE_FAILED
-    inputs = [] if failed else _inputs(_named(part.sources, temporary), ctx, None, producer)
-    outputs = [] if failed else _outputs(_named(part.targets, temporary), (), ctx, None, producer)
+    inputs = (
+        [] if failed else _inputs(_named(part.sources, temporary), ctx, None, producer, symlinks)
+    )
+    outputs = (
+        []
+        if failed
+        else _outputs(_named(part.targets, temporary), (), ctx, None, producer, symlinks=symlinks)
+    )
     return [
         RunEvent(
             eventType=event_type,

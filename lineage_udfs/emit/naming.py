@@ -140,6 +140,18 @@ def _helper(scheme: str, authority: str, parts: list[str]) -> ol_naming.DatasetN
     return None
 
 
+def location_identity(location: str, ctx: NamingContext) -> tuple[str, str]:
+    """The OpenLineage ``(namespace, name)`` of a storage location, in any of the spellings
+    ``lineage_udfs.core.identity`` gives them (``file:/x``, ``s3://b/k``, ``/x``).
+
+    Examples:
+        >>> ctx = NamingContext(None, "lw")
+        >>> location_identity("file:/wh/raw.db/orders", ctx), location_identity("s3://b/k", ctx)
+        (('file', '/wh/raw.db/orders'), ('s3://b', 'k'))
+    """
+    return _file_identity(location, ctx)
+
+
 def _file_identity(path: str, ctx: NamingContext) -> tuple[str, str]:
     if path.startswith(("@", "~")):  # Snowflake stage: lives in the warehouse's namespace
         return (ctx.source_system or ctx.default_namespace), path

@@ -44,3 +44,30 @@ def test_links_evidence_and_the_merged_node(tmp_path: Path) -> None:
 def test_unknown_name(tmp_path: Path) -> None:
     answer = aliases(_store(tmp_path), "nowhere.t")
     assert not answer.found and answer.message == "no alias links name nowhere.t"
+
+
+def test_follow_gives_the_node_of_an_alias_and_remembers_it(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert store.follow("file:/wh/raw.db/orders") == "main.raw.orders"
+    assert store.follow("`RAW`.orders.Amount") == "main.raw.orders.amount"  # a column of it
+    assert store.follow("main.raw.orders") == "main.raw.orders"  # the node itself
+    assert store.follow("RAW.ORDERS") == "main.raw.orders"  # plain: raw.orders, an alias
+    assert store.follow("orders") == "orders"  # its only link is rejected
+    assert store.follow("Other.T") == "other.t"  # no link: lower-cased, as before
+    assert [(f.name, f.node) for f in store.followed] == [
+        ("file:/wh/raw.db/orders", "main.raw.orders"),
+        ("raw.orders.amount", "main.raw.orders.amount"),
+        ("raw.orders", "main.raw.orders"),
+    ]
+    assert store.followed[0].note == (
+        "file:/wh/raw.db/orders is an alias of main.raw.orders (dataset_aliases): "
+        "answering for main.raw.orders"
+    )
+    strict = _store(tmp_path / "strict")
+    strict.alias_min_confidence = 0.95  # the session-default link (0.9) does not hold
+    assert strict.follow("raw.orders") == "raw.orders" and not strict.followed
+
+
+def test_follow_without_dataset_aliases(tmp_path: Path) -> None:
+    store = LineageStore(locations={"dataset_aliases": str(tmp_path / "none")})
+    assert store.follow("Raw.Orders") == "raw.orders" and not store.followed

@@ -103,7 +103,9 @@ class ExplorerData:
 
     def _call(self, fn: Callable[[LineageStore], Any]) -> Any:
         with self._lock:
-            return fn(self._fresh_store())
+            store = self._fresh_store()
+            store.followed.clear()  # the aliases one answer followed, not every answer's
+            return fn(store)
 
     # --- answers -----------------------------------------------------------------------------
 
@@ -152,10 +154,12 @@ class ExplorerData:
             out = graph.to_dict()
             out["truncated"] = sum((a.total or 0) - len(a.rows) for a in answers)
             out["caps"] = [a.cap for a in answers if a.cap]
+            out["name"] = store.follow(name)  # an alias: the node answered for
+            out["aliases_followed"] = [f.as_dict() for f in store.followed]
             return out
 
         out: dict[str, Any] = self._call(answer)
-        out.update(name=queries.canonical(name), direction=direction, depth=depth)
+        out.update(direction=direction, depth=depth)
         out["as_of"] = self.as_of
         return out
 

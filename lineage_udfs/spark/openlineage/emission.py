@@ -15,6 +15,10 @@ instead of being sent, so delivery order is kept.
 By default (``openlineage.scope: incremental``) only what changed since the last successful
 emission is emitted, and each emission appends its watermark row to ``openlineage_emissions``
 once its events are delivered or spooled: see :mod:`lineage_udfs.spark.openlineage.scope`.
+
+Each dataset lists its other names (``dataset_aliases``) in a ``symlinks`` facet; the
+statements of a dataset whose names changed since the last emission are emitted again:
+see :mod:`lineage_udfs.spark.openlineage.symlinks`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
+from pyspark import Broadcast, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -62,6 +66,15 @@ from lineage_udfs.spark.openlineage.scope import (
     plan_scope,
     queries_in_scope,
     record_emission,
+    with_realiased,
+)
+from lineage_udfs.spark.openlineage.symlinks import (
+    Names,
+    changed_datasets,
+    current_symlinks,
+    emitted_symlinks,
+    record_symlinks,
+    statements_naming,
 )
 from lineage_udfs.spark.storage.facts import failed_execution
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -89,6 +102,8 @@ class EmitSummary:
         reason: why the emission was full, or why its watermark was held back.
         changed_queries: incremental: queries rows new or updated since the watermark.
         reparsed_statements: incremental: fingerprints whose parse changed.
+        realiased_statements: incremental: fingerprints emitted again because a dataset they
+            name has other names (``symlinks``) now.
         status: ``succeeded`` (the emission is the next watermark) or ``failed`` (events were
             rejected or dropped; the watermark did not move).
     """
@@ -100,6 +115,7 @@ class EmitSummary:
     reason: str | None = None
     changed_queries: int = 0
     reparsed_statements: int = 0
+    realiased_statements: int = 0
     status: str = "succeeded"
     rejections: tuple[str, ...] = ()
     """Why events were rejected (event, HTTP status and the collector's answer; the first
@@ -202,7 +218,10 @@ def _row_inputs(row: Mapping[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def _emit_partition(
-    settings: OpenLineageSettings, secrets: Mapping[str, str], spool_only: bool
+    settings: OpenLineageSettings,
+    secrets: Mapping[str, str],
+    spool_only: bool,
+    symlinks: Broadcast[Names] | None = None,
 ) -> Callable[[int, Iterable[Any]], Iterator[tuple[Any, ...]]]:
     """The task of one partition: build its events and deliver them through a network
     transport, handing back (as :data:`EVENT` records) what the driver must spool (the
@@ -224,11 +243,12 @@ def _emit_partition(
             spool_only=spool_only or from_driver,
         )
         handed = 0
+        names = symlinks.value if symlinks is not None else None
         try:
             for row in rows:
                 emitter.counts.rows += 1
                 query, parsed, edges = _row_inputs(row.asDict(recursive=True))
-                events = build_run_events(query, parsed, edges, options=options)
+                events = build_run_events(query, parsed, edges, options=options, symlinks=names)
                 if not events:
                     emitter.counts.skipped += 1
                 for event in events:
@@ -290,9 +310,13 @@ def _run_partitions(
     secrets: Mapping[str, str],
     spool: Spool | None,
     spool_only: bool,
+    symlinks: Names | None = None,
 ) -> tuple[EmitCounts, tuple[str, ...]]:
     """Run every partition's task at once, then take over what they handed back."""
-    results = rows.rdd.mapPartitionsWithIndex(_emit_partition(settings, secrets, spool_only))
+    shared = rows.sparkSession.sparkContext.broadcast(symlinks) if symlinks else None
+    results = rows.rdd.mapPartitionsWithIndex(
+        _emit_partition(settings, secrets, spool_only, shared)
+    )
     # the tasks' results stay on the executors (memory, then disk) until the driver has read
     # them; lost blocks are recomputed (the partition is built, and sent, again)
     results.persist(StorageLevel.MEMORY_AND_DISK)
@@ -316,6 +340,8 @@ def _run_partitions(
             rejections += more
     finally:
         results.unpersist()
+        if shared is not None:
+            shared.destroy()
     return counts, rejections
 
 
@@ -384,7 +410,22 @@ def emit_openlineage(
     options = _options(ol)
     digest = options_digest(options)
     scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
+    symlinks = current_symlinks(tables, settings.graph.alias_min_confidence) if ol.symlinks else {}
+    emitted = emitted_symlinks(tables)
+    changed = changed_datasets(symlinks, emitted)
+    if changed and scope.kind == "incremental":
+        naming = statements_naming(tables, changed, scope.parsed_statements_version)
+        scope = with_realiased(scope, naming)
+        logger.info(
+            "OpenLineage: %d datasets have other names than their events listed (%s); %d "
+            "statements naming them are emitted again",
+            len(changed),
+            ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else ""),
+            scope.realiased_count,
+        )
     if scope.is_empty and not (spool is not None and spool.pending()):
+        if changed:  # names of datasets no emitted statement names: nothing to send again
+            record_symlinks(tables, symlinks, started_at)
         return _nothing_new(tables, scope, ol.emit_mode, digest, started_at)
     make_transport(ol, secrets)  # fail fast on the driver, before any task starts
     replayed = replay_spool(ol, secrets)
@@ -399,7 +440,7 @@ def emit_openlineage(
         counts = EmitCounts()
     else:
         rows = emission_rows(tables, ol, scope)
-        counts, rejections = _run_partitions(rows, ol, secrets, spool, spool_only)
+        counts, rejections = _run_partitions(rows, ol, secrets, spool, spool_only, symlinks)
     pending = spool.pending() if spool else 0
     status = record_emission(
         tables,
@@ -412,6 +453,8 @@ def emit_openlineage(
         ended_at=datetime.now(UTC),
     )
     tables.compact(EMISSIONS_TABLE)
+    if status == "succeeded" and changed:
+        record_symlinks(tables, symlinks, started_at)
     since = (
         f" since queries v{scope.previous.queries_version}"
         f" / parsed_statements v{scope.previous.parsed_statements_version}"
@@ -419,12 +462,13 @@ def emit_openlineage(
         else f" ({scope.reason})"
     )
     logger.info(
-        "OpenLineage emit, %s%s: changed_queries=%d reparsed=%d rows=%d skipped=%d emitted=%d "
-        "spooled=%d overflowed=%d failed=%d replayed=%d spool_pending=%d status=%s",
+        "OpenLineage emit, %s%s: changed_queries=%d reparsed=%d realiased=%d rows=%d skipped=%d "
+        "emitted=%d spooled=%d overflowed=%d failed=%d replayed=%d spool_pending=%d status=%s",
         scope.kind,
         since,
         scope.changed_count,
         scope.reparsed_count,
+        scope.realiased_count,
         counts.rows,
         counts.skipped,
         counts.emitted,
@@ -461,6 +505,7 @@ def emit_openlineage(
         reason="; ".join(r for r in (scope.reason, scope.held_reason) if r) or None,
         changed_queries=scope.changed_count,
         reparsed_statements=scope.reparsed_count,
+        realiased_statements=scope.realiased_count,
         status=status,
         rejections=rejections,
     )

@@ -44,7 +44,7 @@ import hashlib
 import json
 import logging
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import reduce
 from typing import Literal
@@ -119,9 +119,12 @@ class EmissionScope:
             updated since the watermark (queries columns plus ``_commit_version``).
         touched_groups: incremental ``per_statement_day``: group keys plus ``day`` of every
             changed row (pre- and post-images).
-        reparsed: incremental: fingerprints whose parse changed (one column).
+        reparsed: incremental: fingerprints whose parse changed, or that name a dataset whose
+            other names (``symlinks`` facet) changed (one column).
         changed_count: rows in ``changed_queries``.
-        reparsed_count: rows in ``reparsed``.
+        reparsed_count: fingerprints in ``reparsed`` whose parse changed.
+        realiased_count: fingerprints in ``reparsed`` that name a dataset whose other names
+            changed (:mod:`lineage_udfs.spark.openlineage.symlinks`).
         queries_watermark: the ``queries`` version to record when the emission succeeds
             (held back when rows without a parse were seen; None: the next emission is full).
         held_reason: why ``queries_watermark`` is behind ``queries_version``.
@@ -137,13 +140,16 @@ class EmissionScope:
     reparsed: DataFrame | None = None
     changed_count: int = 0
     reparsed_count: int = 0
+    realiased_count: int = 0
     queries_watermark: int | None = None
     held_reason: str | None = None
 
     @property
     def is_empty(self) -> bool:
         """Incremental with nothing changed: nothing to read or emit."""
-        return self.kind == "incremental" and not (self.changed_count or self.reparsed_count)
+        return self.kind == "incremental" and not (
+            self.changed_count or self.reparsed_count or self.realiased_count
+        )
 
 
 def options_digest(options: EventOptions) -> str:
@@ -305,6 +311,19 @@ def _incremental(
     )
 
 
+def with_realiased(scope: EmissionScope, fingerprints: DataFrame) -> EmissionScope:
+    """An incremental ``scope`` that also emits every run of ``fingerprints`` (statements that
+    name a dataset whose other names changed); a full scope emits them already."""
+    if scope.kind != "incremental":
+        return scope
+    realiased = checkpointed(fingerprints.select("fingerprint").distinct())
+    count = realiased.count()
+    if not count:
+        return scope
+    both = realiased if scope.reparsed is None else scope.reparsed.union(realiased).distinct()
+    return replace(scope, reparsed=both, realiased_count=count)
+
+
 def _reparsed(changes: DataFrame) -> DataFrame:
     """Fingerprints with an update whose pre- and post-image differ in :data:`PARSE_COLUMNS`."""
     columns = ["fingerprint", "_commit_version", *PARSE_COLUMNS]
@@ -337,7 +356,7 @@ def queries_in_scope(tables: LineageTables, scope: EmissionScope, emit_mode: str
     elif scope.changed_count:
         assert scope.changed_queries is not None
         parts.append(scope.changed_queries.select(*columns))
-    if scope.reparsed_count:
+    if scope.reparsed_count or scope.realiased_count:
         assert scope.reparsed is not None
         parts.append(queries.join(scope.reparsed, "fingerprint", "left_semi"))
     if not parts:

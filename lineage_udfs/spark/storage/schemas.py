@@ -450,6 +450,24 @@ DATASET_ALIASES = _table(
     },
 )
 
+OPENLINEAGE_SYMLINKS = _table(
+    "openlineage_symlinks",
+    "The other names each dataset's emitted OpenLineage events listed in their symlinks facet "
+    "(dataset_aliases links that hold); an emission re-emits the statements of a dataset whose "
+    "names changed since.",
+    ("dataset",),
+    [
+        ("dataset", StringType()),
+        ("symlinks", _STR_ARRAY),
+        ("emitted_at", TimestampType()),
+    ],
+    comments={
+        "dataset": "a dataset as the lineage tables name it",
+        "symlinks": "its other names, as the last successful emission listed them",
+        "emitted_at": "when an emission first listed these names (UTC)",
+    },
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
@@ -476,6 +494,7 @@ TABLES: dict[str, TableSpec] = {
         UPSTREAM_STALENESS,
         OPENLINEAGE_EVENTS,
         DATASET_ALIASES,
+        OPENLINEAGE_SYMLINKS,
     )
 }
 """Every Delta table by name, in creation order."""

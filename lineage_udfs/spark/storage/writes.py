@@ -45,6 +45,7 @@ VOLATILE_COLUMNS: dict[str, tuple[str, ...]] = {
     "source_state": ("run_id", "committed_at"),
     "openlineage_events": ("run_id_read", "source_file"),
     "dataset_aliases": ("first_seen",),
+    "openlineage_symlinks": ("emitted_at",),
 }
 """Columns whose change alone does not rewrite a stored row: two parses of the same statement
 differ in ``parse_ms`` (a forced re-parse with the same outcome changes nothing), an import of

@@ -35,6 +35,7 @@ from lineage_udfs.emit.events import (
     run_id_for,
 )
 from lineage_udfs.emit.naming import NamingContext, dataset_identity
+from lineage_udfs.sources.openlineage import event_row
 
 GOLDENS = Path(__file__).parent / "goldens"
 CASES = {
@@ -254,3 +255,42 @@ def test_build_run_events_indirect_lineage_fields_puts_every_edge_under_its_colu
     # and the output declares the columns the edges write (Marquez needs them for the edges)
     output = json.loads(Serde.to_json(built[-1]))["outputs"][0]
     assert {f["name"] for f in output["facets"]["schema"]["fields"]} == set(facet["fields"])
+
+
+def test_build_run_events_list_each_datasets_other_names_as_symlinks() -> None:
+    symlinks = {
+        "analytics.raw.orders": ("s3://lake/raw/orders", "raw.orders", "RAW.ORDERS"),
+        "analytics.mart.daily": ("file:/wh/mart/daily",),
+        "elsewhere.t": ("file:/x",),  # not named by the statement
+    }
+    built = build_run_events(
+        CTAS_QUERY, CTAS_PARSED, CTAS_EDGES, options=OPTIONS, catalog=CTAS_CATALOG,
+        symlinks=symlinks,
+    )  # fmt: skip
+    complete = json.loads(Serde.to_json(built[-1]))
+    assert "symlinks" in validate_event(complete)
+    facets = {
+        d["name"]: [
+            (i["namespace"], i["name"], i["type"]) for i in d["facets"]["symlinks"]["identifiers"]
+        ]
+        for d in complete["inputs"] + complete["outputs"]
+    }
+    # raw.orders and RAW.ORDERS are the dataset's own name once qualified: left out
+    assert facets == {
+        "ANALYTICS.RAW.ORDERS": [("s3://lake", "raw/orders", "LOCATION")],
+        "ANALYTICS.MART.DAILY": [("file", "/wh/mart/daily", "LOCATION")],
+    }
+    # what the openlineage source reads back: the same links
+    row = event_row(json.dumps(complete))
+    assert row["reason"] is None
+    assert sorted((s["node"], s["alias"], s["type"]) for s in row["symlinks"]) == sorted(
+        [
+            ("ANALYTICS.RAW.ORDERS", "s3://lake/raw/orders", "LOCATION"),
+            ("ANALYTICS.MART.DAILY", "file:/wh/mart/daily", "LOCATION"),
+        ]
+    )
+    # nothing else changes
+    for event in (json.loads(Serde.to_json(e)) for e in built):
+        for named in event["inputs"] + event["outputs"]:
+            named["facets"].pop("symlinks", None)
+        assert event in _events("ctas")
