@@ -218,7 +218,19 @@ class Append:
         _save(tables, table, writer.mode("append"), metadata)
 
 
-Change: TypeAlias = Upsert | InsertNew | Reconcile | Replace | Overwrite | Append
+@dataclass(frozen=True)
+class Record:
+    """A commit that adds and removes no row and carries ``metadata`` (its userMetadata): the
+    input state of a stage whose write was a MERGE, which takes none (``graph.tags``)."""
+
+    verb = "record state in"
+
+    def commit(self, tables: LineageTables, table: str, metadata: str | None) -> None:
+        empty = tables.spark.createDataFrame([], TABLES[table].schema)
+        _save(tables, table, empty.write.format("delta").mode("append"), metadata)
+
+
+Change: TypeAlias = Upsert | InsertNew | Reconcile | Replace | Overwrite | Append | Record
 """What ``LineageTables.write`` takes."""
 
 
