@@ -428,37 +428,43 @@ def _stored_declarations(tables: LineageTables) -> DataFrame:
     )
 
 
-def touched_columns(
+def distrust(
     tables: LineageTables,
     recorded: tuple[dict[str, Any], dict[str, Any]] | None,
+    state: dict[str, Any],
+) -> str | None:
+    """Why the stored rows cannot be trusted to be those of the run that recorded ``recorded``
+    (its state and commit; None: nothing recorded) for inputs ``state`` would be incremental
+    against; None when they can."""
+    if recorded is None:
+        return "no recorded state"
+    stored, commit = recorded
+    later = [
+        c
+        for c in tables.recent_commits(TAGS_TABLE, 5)
+        if int(c["version"]) > int(commit["version"])
+    ]
+    if stored.get("settings") != state["settings"]:
+        return "the tag settings changed"
+    if stored.get(INPUT_ID) != state[INPUT_ID]:
+        return "column_lineage was created anew since the last tag run"
+    if any(c["operation"] not in MAINTENANCE for c in later):
+        return "column_tags was written after the last tag run"
+    return None
+
+
+def touched_columns(
+    tables: LineageTables,
+    stored: dict[str, Any],
     state: dict[str, Any],
     edges: DataFrame,
     declared: DataFrame,
     carry_aggregation: bool,
 ) -> DataFrame | None:
     """``(ref)``, materialized: the ends of the tag edges that appeared, went or changed subtype
-    since the run that recorded ``recorded`` (its state and commit), and the columns whose
-    declared row changed; None (with one INFO line saying why) when the stored rows cannot be
-    trusted to be that run's and the whole table must be recomputed."""
-    why = None
-    if recorded is None:
-        why = "no recorded state"
-    else:
-        stored, commit = recorded
-        later = [
-            c
-            for c in tables.recent_commits(TAGS_TABLE, 5)
-            if int(c["version"]) > int(commit["version"])
-        ]
-        if stored.get("settings") != state["settings"]:
-            why = "the tag settings changed"
-        elif stored.get(INPUT_ID) != state[INPUT_ID]:
-            why = "column_lineage was created anew since the last tag run"
-        elif any(c["operation"] not in MAINTENANCE for c in later):
-            why = "column_tags was written after the last tag run"
-    if why is not None:
-        logger.info("tags: full recompute: %s", why)
-        return None
+    since the run that recorded ``stored`` (trusted: ``distrust``), and the columns whose
+    declared row changed; None (with one INFO line saying why) when the edges that run read
+    cannot be read back and the whole table must be recomputed."""
     spark = edges.sparkSession
     parts = [spark.createDataFrame([], "ref string")]
     if stored[STATE_KEY] != state[STATE_KEY]:
@@ -531,14 +537,18 @@ def run_tag_stage(
     }
     summary.step_seconds["declarations"] = time.perf_counter() - clock
     recorded = tables.recorded_commit(TAGS_TABLE, STATE_KEY)
-    stored = None if recorded is None else recorded[0]
-    if not full_refresh and stored is not None and {k: stored.get(k) for k in state} == state:
-        return _unchanged(summary, started, edges, declared, "declarations and column edges")
+    why = "a full refresh was asked for" if full_refresh else distrust(tables, recorded, state)
+    if why is None and recorded is not None:
+        stored = recorded[0]
+        if {k: stored.get(k) for k in state} == state:
+            return _unchanged(summary, started, edges, declared, "declarations and column edges")
     clock = time.perf_counter()
     touched = None
-    if not full_refresh:
+    if why is not None:
+        logger.info("tags: full recompute: %s", why)
+    elif recorded is not None:
         touched = touched_columns(
-            tables, recorded, state, edges, declared, settings.carry_aggregation
+            tables, recorded[0], state, edges, declared, settings.carry_aggregation
         )
     summary.step_seconds["changes"] = time.perf_counter() - clock
     if touched is not None and touched.isEmpty():
