@@ -464,6 +464,13 @@ def test_an_edit_in_one_component_leaves_the_others_rows_untouched(
     assert STATE_KEY in record["userMetadata"]
     assert run_tag_stage(tables, settings).unchanged
     assert tables.latest_version(TAGS_TABLE) == version + 2
+    # an INDIRECT edge carries no tag: no row written, only the new inputs recorded
+    write_edges(spark, tables, [*edges, (("i2.a", "x"), ("i2.b", "y"), "INDIRECT", "FILTER")])
+    assert run_tag_stage(tables, settings).unchanged
+    (only,) = tables.recent_commits(TAGS_TABLE, 1)
+    assert only["version"] == version + 3 and only["operation"] != "MERGE"
+    assert int(only["operationMetrics"]["numOutputRows"]) == 0
+    assert stored(tables) == after
 
 
 def test_untrusted_stored_rows_are_recomputed_in_full(

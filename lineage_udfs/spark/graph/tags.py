@@ -23,16 +23,17 @@ run recomputes only the components that hold an end of a tag edge that appeared,
 changed its subtype since the last run (read back from ``column_lineage`` as of the version
 that run recorded), or a column whose declaration appeared, went or changed; the stored rows of
 those components are replaced in one MERGE (``storage.writes.Replace``: only the rows that
-differ), every other stored row stays as it is, and a second commit records the inputs. A tag
-removed upstream is gone downstream after the next run: its declaration's column is in a
-recomputed component, and so is every column it had reached.
+differ), every other stored row stays as it is, and a second commit (no row) records the
+inputs; where nothing a tag travels changed, only that record is written. A tag removed upstream
+is gone downstream after the next run: its declaration's column is in a recomputed component,
+and so is every column it had reached.
 
 The whole table is recomputed and overwritten in one commit that records the inputs when the
 stored rows cannot be trusted to be the last run's: no recorded state (the first run, or a run
 that died between its MERGE and its record), a commit to ``column_tags`` after the recorded one
 other than a compaction, other settings (``carry_aggregation``, ``max_depth``), a
 ``column_lineage`` dropped and created again, or its recorded version no longer readable (history
-vacuumed); and on a ``--full-refresh``. A run whose inputs did not change writes nothing.
+vacuumed); and on a ``--full-refresh``. A run whose inputs are the recorded ones writes nothing.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class TagSummary:
     """Declared columns no column edge names: their tag goes nowhere (a typo, or a column no
     logged statement reads yet); a WARNING names the first few."""
     unchanged: bool = False
-    """Nothing written: the inputs are the last run's, or no tag edge or declaration changed."""
+    """No row written: the inputs are the last run's (nothing written at all), or no tag edge
+    or declared row changed (only the new inputs recorded)."""
     full_refresh: bool = False
     """The whole table was recomputed and overwritten (else only the changed components)."""
     columns_recomputed: int = 0
@@ -551,11 +553,14 @@ def run_tag_stage(
             tables, recorded[0], state, edges, declared, settings.carry_aggregation
         )
     summary.step_seconds["changes"] = time.perf_counter() - clock
+    metadata = json.dumps(state, sort_keys=True)
     if touched is not None and touched.isEmpty():
+        # the stored rows are the new inputs' too: recorded as such, so the next run compares
+        # with these inputs (and not with a version that may be vacuumed by then)
+        tables.write(TAGS_TABLE, Record(), metadata=metadata)
         return _unchanged(summary, started, edges, declared, "tag edges and declared rows")
     clock = time.perf_counter()
     _warn_unknown(declared, refs, summary)
-    metadata = json.dumps(state, sort_keys=True)
     if declared.isEmpty() or touched is None:
         summary.full_refresh = True
         if declared.isEmpty():
@@ -576,8 +581,7 @@ def run_tag_stage(
         summary.rows_written = written.get("numTargetRowsInserted", 0) + written.get(
             "numTargetRowsDeleted", 0
         )
-        if written:  # else no row differs: the stored rows are still the recorded inputs'
-            tables.write(TAGS_TABLE, Record(), metadata=metadata)
+        tables.write(TAGS_TABLE, Record(), metadata=metadata)
     tables.compact(TAGS_TABLE)
     summary.step_seconds["propagate+write"] = time.perf_counter() - clock
     by_status = (
