@@ -242,9 +242,6 @@ def main() -> int:
     assert not third.full_refresh and not third.unchanged
     after_edit = compare(tables, columns, seeds, args.max_depth)
     every = tables.read("column_tags").count()
-    counts = {
-        r.status: r["count"] for r in tables.read("column_tags").groupBy("status").count().collect()
-    }
     spark.stop()
     report = "\n".join(
         [
@@ -282,9 +279,9 @@ def main() -> int:
             + ", ".join(f"{t} {a}/{b}" for t, (a, b) in sorted(after_edit.items()))
             + ".",
             "",
-            f"Rows: {counts.get('declared', 0):,} declared, {counts.get('propagated', 0):,}"
-            f" propagated, {counts.get('masked', 0):,} masked. Columns differing from the"
-            " reference (carried, masked) per tag: "
+            f"Rows after the first run: {first.declared:,} declared, {first.propagated:,}"
+            f" propagated, {first.masked:,} masked. Columns differing from the reference"
+            " (carried, masked) per tag: "
             + ", ".join(f"{t} {a}/{b}" for t, (a, b) in sorted(mismatches.items()))
             + f". Load average after the first run: {load_after} (1/5/15 min).",
             "",
