@@ -435,9 +435,9 @@ def distrust(
     recorded: tuple[dict[str, Any], dict[str, Any]] | None,
     state: dict[str, Any],
 ) -> str | None:
-    """Why the stored rows cannot be trusted to be those of the run that recorded ``recorded``
-    (its state and commit; None: nothing recorded) for inputs ``state`` would be incremental
-    against; None when they can."""
+    """Why a run with the inputs ``state`` cannot be incremental against the stored rows: they
+    are not known to be those of the run that recorded ``recorded`` (its state and commit; None:
+    nothing recorded) with the same settings and ``column_lineage``; None when they are."""
     if recorded is None:
         return "no recorded state"
     stored, commit = recorded
@@ -448,7 +448,9 @@ def distrust(
     ]
     if stored.get("settings") != state["settings"]:
         return "the tag settings changed"
-    if stored.get(INPUT_ID) != state[INPUT_ID]:
+    if INPUT_ID not in stored:
+        return "the recorded state names no column_lineage table id (an earlier version's run)"
+    if stored[INPUT_ID] != state[INPUT_ID]:
         return "column_lineage was created anew since the last tag run"
     if any(c["operation"] not in MAINTENANCE for c in later):
         return "column_tags was written after the last tag run"
