@@ -216,7 +216,7 @@ def main() -> int:
         path
     )
     settings = TagSettings(enabled=True, file=str(tags_file), max_depth=args.max_depth)
-    first = run_tag_stage(tables, settings)
+    first = run_tag_stage(tables, settings, full_refresh=True)  # whatever an earlier run left
     load_after = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started = time.perf_counter()
     second = run_tag_stage(tables, settings)
