@@ -17,6 +17,14 @@ nothing. Each row has the shortest path, the table's owner where one is known, a
 **observed consumers**: the users and statements that read the column in the last ``days`` of
 the log (``queries`` rows of the fingerprints whose column edges read it; the window ends at the
 newest logged query, so an old log still answers).
+
+Statements that read an affected table (a changed column's, or one with a breaking or partial
+column) but whose column edges read none of its columns are its **table-level readers**: kept
+plain queries (``activity.keep_reads``: a ``SELECT`` has no target, so no column edge), or
+statements whose column reads the parser could not follow. They come from the statement's
+parse (``parsed_statements.sources``, temporary tables of a script left out) and the same
+window of ``queries`` rows, one row per table with impact ``table read``: which of its columns
+they use is unknown, so they may break; they do not change the exit code.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from lineage_udfs.cli.store import CliError, LineageStore, Row
 
 Col = tuple[str, str]
 BREAKING, PARTIAL, NOT_AFFECTED = "breaking", "partial", "not affected"
+TABLE_READ = "table read"
+"""The impact of a table-level readers row: statements read the table, which columns is
+unknown."""
 MAX_CONSUMERS = 10
 """Users and statements listed per column (the counts cover all)."""
 
@@ -270,6 +281,30 @@ def _consumers(store: LineageStore, fingerprints: set[str], days: int) -> dict[s
     return out
 
 
+def _table_reading(
+    store: LineageStore, tables: set[str], reading: dict[Col, set[str]]
+) -> dict[str, set[str]]:
+    """Per fingerprint: which of ``tables`` its statement reads (its parse's sources, temporary
+    tables of a script left out) without a column edge from any column of that table (column
+    reads ``reading``, per column): its table-level reads."""
+    if not tables or "parsed_statements" not in store.locations:
+        return {}
+    if not store.exists("parsed_statements"):  # pragma: no cover - the job writes it first
+        return {}
+    known: dict[str, set[str]] = defaultdict(set)  # table -> fingerprints reading its columns
+    for (table, _), fingerprints in reading.items():
+        if table in tables:
+            known[table] |= fingerprints
+    out: dict[str, set[str]] = {}
+    for row in store.rows("parsed_statements", columns=["fingerprint", "sources", "intermediates"]):
+        fp = row["fingerprint"]
+        read = (set(row["sources"] or ()) - set(row["intermediates"] or ())) & tables
+        read = {t for t in read if fp not in known[t]}
+        if read:
+            out[fp] = read
+    return out
+
+
 def _merged(parts: Iterable[Consumers]) -> Consumers:
     total = Consumers()
     for p in parts:
@@ -308,7 +343,9 @@ def impact(store: LineageStore, changes: list[Change], days: int = 30) -> tuple[
     reach = _reach(edges, changed)
     reading = _fingerprints_reading(edges)
     fingerprints = {fp for col in reach.any for fp in reading.get(col, ())}
-    consumers = _consumers(store, fingerprints, days) if fingerprints else {}
+    table_reads = _table_reading(store, {t for t, _ in reach.any}, reading)
+    wanted = fingerprints | set(table_reads)
+    consumers = _consumers(store, wanted, days) if wanted else {}
     owner_of = owners(store)
     downstream_tables = {t for t, _ in reach.any} - {t for t, _ in changed}
     rows: list[Row] = []
@@ -323,6 +360,12 @@ def impact(store: LineageStore, changes: list[Change], days: int = 30) -> tuple[
         impacts[col] = kind
         who = _merged(consumers[fp] for fp in reading.get(col, ()) if fp in consumers)
         rows.append(_row(col, kind, path, owner_of, who))
+    for table in sorted({t for t, _ in reach.any}):
+        who = _merged(
+            consumers[fp] for fp, read in table_reads.items() if table in read and fp in consumers
+        )
+        if who.statements:
+            rows.append(_table_row(table, owner_of, who))
     for table in sorted(downstream_tables):
         for column in sorted(catalog.columns.get(table, set())):
             if (table, column) not in reach.any:
@@ -341,10 +384,12 @@ def impact(store: LineageStore, changes: list[Change], days: int = 30) -> tuple[
     graph = _graph(catalog, edges, reach, impacts, changed)
     counts = {k: sum(1 for r in rows if r["impact"] == k) for k in (BREAKING, PARTIAL)}
     tables = sorted({r["table"] for r in rows if r["impact"] == BREAKING})
+    readers = sorted({r["table"] for r in rows if r["impact"] == TABLE_READ})
     title = "impact of " + "; ".join(c.label() for c in changes)
     message = (
         f"{counts[BREAKING]} breaking and {counts[PARTIAL]} partial downstream columns"
         + (f"; breaks tables {', '.join(tables)}" if tables else "")
+        + (f"; table-level readers (columns unknown) of {', '.join(readers)}" if readers else "")
         + f" (consumers: the last {days} days of the log)"
     )
     if not changed:
@@ -358,10 +403,26 @@ def _row(col: Col, kind: str, path: list[Col], owner_of: dict[str, str], who: Co
         "column": f"{col[0]}.{col[1]}",
         "table": col[0],
         "impact": kind,
+        "level": "column",
         "distance": len(path) - 1 if path else None,
         "path": [f"{t}.{c}" for t, c in path],
         "owner": owner_of.get(col[0]),
         **{k: v for k, v in who.as_row().items()},
+    }
+
+
+def _table_row(table: str, owner_of: dict[str, str], who: Consumers) -> Row:
+    """The table-level readers of ``table``: statements that read it, columns unknown."""
+    return {
+        "_col": (table, None),
+        "column": f"{table} (table)",
+        "table": table,
+        "impact": TABLE_READ,
+        "level": "table",
+        "distance": None,
+        "path": [],
+        "owner": owner_of.get(table),
+        **who.as_row(),
     }
 
 
@@ -387,27 +448,42 @@ def markdown(answer: Answer, breaking: bool) -> str:
     """The answer as a Markdown comment for a pull request."""
     verdict = "**Breaking change**" if breaking else "**No breaking change**"
     lines = [f"### {answer.title}", "", f"{verdict}: {answer.message}", ""]
-    shown = [r for r in answer.rows if r["impact"] != NOT_AFFECTED]
+    shown = [r for r in answer.rows if r["impact"] not in (NOT_AFFECTED, TABLE_READ)]
     if shown:
         lines += [
             "| column | impact | path | owner | readers (last window) |",
             "|---|---|---|---|---|",
         ]
         for r in shown:
-            readers = ", ".join(r["users"]) or "-"
-            if r["user_count"] > len(r["users"]):
-                readers += f" and {r['user_count'] - len(r['users'])} more"
-            n, reads = r["statement_count"], r["reads"]
-            readers += (
-                f"; {n} statement{'' if n == 1 else 's'}, {reads} read{'' if reads == 1 else 's'}"
-            )
             path = " → ".join(f"`{p}`" for p in r["path"])
             owner = r["owner"] or "-"
-            lines.append(f"| `{r['column']}` | {r['impact']} | {path} | {owner} | {readers} |")
+            lines.append(f"| `{r['column']}` | {r['impact']} | {path} | {owner} | {_readers(r)} |")
+    by_table = [r for r in answer.rows if r["impact"] == TABLE_READ]
+    if by_table:
+        lines += [
+            "",
+            "Table-level readers: statements that read the table, which of its columns unknown"
+            " (they may break):",
+            "",
+            "| table | owner | readers (last window) |",
+            "|---|---|---|",
+        ]
+        for r in by_table:
+            lines.append(f"| `{r['table']}` | {r['owner'] or '-'} | {_readers(r)} |")
     unaffected = [r["column"] for r in answer.rows if r["impact"] == NOT_AFFECTED]
     if unaffected:
         lines += ["", f"Not affected: {', '.join(f'`{c}`' for c in unaffected)}"]
     return "\n".join(lines) + "\n"
+
+
+def _readers(r: Row) -> str:
+    readers = ", ".join(r["users"]) or "-"
+    if r["user_count"] > len(r["users"]):
+        readers += f" and {r['user_count'] - len(r['users'])} more"
+    n, reads = r["statement_count"], r["reads"]
+    return readers + (
+        f"; {n} statement{'' if n == 1 else 's'}, {reads} read{'' if reads == 1 else 's'}"
+    )
 
 
 def parse_column(name: str, option: str) -> Col:

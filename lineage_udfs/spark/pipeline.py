@@ -146,7 +146,9 @@ def tag_line(summary: TagSummary) -> str:
         return "tags: unchanged"
     return (
         f"tags: {summary.tags} tags, {summary.declared} declared, {summary.propagated}"
-        f" propagated, {summary.masked} masked columns, {summary.seconds:.1f} s"
+        f" propagated, {summary.masked} masked columns, {summary.columns_recomputed} columns"
+        f" recomputed{' (full recompute)' if summary.full_refresh else ''},"
+        f" {summary.seconds:.1f} s"
     )
 
 
@@ -239,7 +241,11 @@ def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool)
             tables, settings.graph, full_refresh=full_refresh or settings.graph.full_refresh
         )
         if settings.tags.enabled:
-            summary.tags = run_tag_stage(tables, settings.tags)
+            summary.tags = run_tag_stage(
+                tables,
+                settings.tags,
+                full_refresh=full_refresh or settings.graph.full_refresh,
+            )
         return summary
 
 

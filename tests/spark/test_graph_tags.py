@@ -3,11 +3,14 @@
 The reference is plain Python: one breadth-first search per declared column over the carrying
 edges, then the documented tie order (fewest hops, smallest origin, smallest via), then the
 masking edges out of the carried columns. Graphs have cycles, self-loops and hub columns, and
-every edge type and subtype.
+every edge type and subtype. Incremental runs are compared with the reference after each of a
+sequence of random edits of the edges and the declarations.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import logging
 import random
 from collections import defaultdict, deque
 from pathlib import Path
@@ -18,7 +21,7 @@ from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SinkSettings, TagSettings, TagSourceSettings
-from lineage_udfs.spark.graph.tags import run_tag_stage
+from lineage_udfs.spark.graph.tags import STATE_KEY, TAGS_TABLE, run_tag_stage
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -304,3 +307,222 @@ def test_a_bad_tags_file_is_one_line(spark: SparkSession, tmp_path: Path) -> Non
         run_tag_stage(tables, TagSettings(enabled=True, file=bad))
     with pytest.raises(InputError, match="cannot read the tags file"):
         run_tag_stage(tables, TagSettings(enabled=True, file=str(tmp_path / "missing.yaml")))
+
+
+# --- incremental runs -------------------------------------------------------------------------
+
+Declared = dict[tuple[Ref, str], tuple[str, str | None]]
+
+
+def islands(seed: int, count: int = 3) -> list[Edge]:
+    """``count`` small random graphs (``random_graph``'s: hubs, cycles, self-loops) on tables
+    of their own, ``i<k>.<table>``: columns of different islands share no edge."""
+    out = []
+    for k in range(count):
+        for s, d, kind, sub in random_graph(seed * 10 + k, n_columns=14, n_edges=30):
+            out.append(((f"i{k}.{s[0]}", s[1]), (f"i{k}.{d[0]}", d[1]), kind, sub))
+    return out
+
+
+def declarations(edges: list[Edge], explicit: dict[Ref, str], glob: str) -> tuple[str, Declared]:
+    """The tags file declaring ``pii`` (with its value) on the ``explicit`` columns and
+    ``secret`` on the columns whose ``table.column`` matches ``glob``, and the declared rows
+    the stage must derive from it over ``edges``."""
+    text = "tags:\n" + "".join(
+        f"  - column: {t}.{c}\n    tags: [pii]\n    value: {v}\n"
+        for (t, c), v in sorted(explicit.items())
+    )
+    text += f"  - pattern: '{glob}'\n    tags: [secret]\n"
+    declared: Declared = {
+        (ref, "pii"): (f"column {ref[0]}.{ref[1]}", v) for ref, v in explicit.items()
+    }
+    for ref in {e[0] for e in edges} | {e[1] for e in edges}:
+        if fnmatch.fnmatchcase(f"{ref[0]}.{ref[1]}", glob):
+            declared[(ref, "secret")] = (f"pattern {glob}", None)
+    return text, declared
+
+
+def _edit_edges(edges: list[Edge], rng: random.Random, *, bridge: bool = False) -> list[Edge]:
+    """In one island at random: two edges removed, two added, one edge's subtype changed;
+    ``bridge``: one more edge joins islands 0 and 1."""
+    edges = list(edges)
+    island = f"i{rng.randrange(3)}."
+    mine = [i for i, e in enumerate(edges) if e[0][0].startswith(island)]
+    for i in sorted(rng.sample(mine, 2), reverse=True):
+        edges.pop(i)
+    cols = sorted({e[0] for e in edges} | {e[1] for e in edges})
+    ours = [c for c in cols if c[0].startswith(island)]
+    for _ in range(2):
+        kind = rng.choice(["DIRECT", "DIRECT", "INDIRECT"])
+        edges.append((rng.choice(ours), rng.choice(ours), kind, rng.choice(SUBTYPES[kind])))
+    i = rng.choice([i for i, e in enumerate(edges) if e[0][0].startswith(island)])
+    s, d, kind, sub = edges[i]
+    edges[i] = (s, d, kind, rng.choice([x for x in SUBTYPES[kind] if x != sub]))
+    if bridge:
+        s = rng.choice([c for c in cols if c[0].startswith("i0.")])
+        d = rng.choice([c for c in cols if c[0].startswith("i1.")])
+        edges.append((s, d, "DIRECT", "IDENTITY"))
+    return edges
+
+
+def _edit_declarations(
+    explicit: dict[Ref, str], edges: list[Edge], rng: random.Random, step: int
+) -> dict[Ref, str]:
+    """One declared column removed, one added, one value changed."""
+    explicit = dict(explicit)
+    explicit.pop(rng.choice(sorted(explicit)))
+    cols = sorted({e[0] for e in edges} | {e[1] for e in edges})
+    explicit[rng.choice([c for c in cols if c not in explicit])] = f"new{step}"
+    explicit[rng.choice(sorted(explicit))] = f"changed{step}"
+    return explicit
+
+
+@pytest.mark.parametrize("seed", [5])
+def test_incremental_runs_equal_full_recomputes_over_random_edits(
+    spark: SparkSession, tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    edges = islands(seed)
+    cols = sorted({e[0] for e in edges} | {e[1] for e in edges})
+    explicit = {ref: f"v{i}" for i, ref in enumerate(rng.sample(cols, 4))}
+    globs = ["i0.s.c.*", "i2.*.c1*"]
+    path = tmp_path / "tags.yaml"
+    settings = TagSettings(enabled=True, file=str(path), max_depth=5)
+    tables = _tables(spark, tmp_path / "wh")
+    # what each step edits: the edges, the declarations, both (joining two islands)
+    plan = ["start", "edges", "declarations", "both"]
+    partial = 0
+    for step, what in enumerate(plan):
+        if what in ("edges", "both"):
+            edges = _edit_edges(edges, rng, bridge=what == "both")
+        if what in ("declarations", "both"):
+            explicit = _edit_declarations(explicit, edges, rng, step)
+        text, declared = declarations(edges, explicit, globs[step >= 3])  # "both": a new glob
+        write_file(path, text)
+        if what != "declarations":
+            write_edges(spark, tables, edges)
+        summary = run_tag_stage(tables, settings)
+        assert summary.full_refresh == (what == "start"), what
+        expected = ref_tags(edges, declared, carry_aggregation=True, max_depth=5)
+        assert stored(tables) == expected, what
+        every = len({e[0] for e in edges} | {e[1] for e in edges} | {r for r, _ in declared})
+        assert 0 < summary.columns_recomputed <= every, what
+        partial += summary.columns_recomputed < every
+    assert partial >= 2  # most edits leave a component alone
+    assert {r[4] for r in expected} == {"declared", "propagated", "masked"}
+    # a full recompute of the last inputs writes the same rows
+    full = run_tag_stage(tables, settings, full_refresh=True)
+    assert full.full_refresh and stored(tables) == expected
+
+
+def test_an_edit_in_one_component_leaves_the_others_rows_untouched(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    edges = islands(3)
+    path = tmp_path / "tags.yaml"
+    explicit = {}
+    for k in range(3):  # the busiest source column of each island is declared
+        out = [e[0] for e in edges if e[0][0].startswith(f"i{k}.") and e[2] == "DIRECT"]
+        explicit[max(set(out), key=out.count)] = f"v{k}"
+    write_file(path, declarations(edges, explicit, "nowhere.*")[0])
+    settings = TagSettings(enabled=True, file=str(path))
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, edges)
+    run_tag_stage(tables, settings)
+    before = stored(tables)
+    version = tables.latest_version(TAGS_TABLE)
+    # island 1 only: the declared column's edges go
+    declared_1 = next(ref for ref in explicit if ref[0].startswith("i1."))
+    edges = [e for e in edges if e[0] != declared_1]
+    write_edges(spark, tables, edges)
+    summary = run_tag_stage(tables, settings)
+    after = stored(tables)
+    changed = before ^ after
+    assert changed and all(row[0].startswith("i1.") for row in changed)
+    assert {r for r in before if not r[0].startswith("i1.")} == {
+        r for r in after if not r[0].startswith("i1.")
+    }
+    assert not summary.full_refresh
+    island_1 = {e[0] for e in islands(3) if e[0][0].startswith("i1.")} | {
+        e[1] for e in islands(3) if e[1][0].startswith("i1.")
+    }
+    assert 0 < summary.columns_recomputed <= len(island_1)
+    # two commits: one MERGE that deleted and inserted exactly the differing rows, nothing
+    # else, then one that adds no row and records the inputs
+    merge, record = sorted(tables.recent_commits(TAGS_TABLE, 2), key=lambda c: c["version"])
+    assert (merge["version"], record["version"]) == (version + 1, version + 2)
+    assert merge["operation"] == "MERGE"
+    metrics = {k: int(v) for k, v in merge["operationMetrics"].items()}
+    deleted = sum(1 for r in changed if r in before)
+    assert (metrics["numTargetRowsDeleted"], metrics["numTargetRowsInserted"]) == (
+        deleted,
+        len(changed) - deleted,
+    )
+    assert metrics["numTargetRowsUpdated"] == 0
+    assert summary.rows_written == len(changed)
+    assert int(record["operationMetrics"]["numOutputRows"]) == 0
+    assert STATE_KEY in record["userMetadata"]
+    assert run_tag_stage(tables, settings).unchanged
+    assert tables.latest_version(TAGS_TABLE) == version + 2
+    # an INDIRECT edge carries no tag: no row written, only the new inputs recorded
+    write_edges(spark, tables, [*edges, (("i2.a", "x"), ("i2.b", "y"), "INDIRECT", "FILTER")])
+    assert run_tag_stage(tables, settings).unchanged
+    (only,) = tables.recent_commits(TAGS_TABLE, 1)
+    assert only["version"] == version + 3 and only["operation"] != "MERGE"
+    assert int(only["operationMetrics"]["numOutputRows"]) == 0
+    assert stored(tables) == after
+
+
+def test_untrusted_stored_rows_are_recomputed_in_full(
+    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    edges: list[Edge] = [
+        (("raw", "email"), ("stg", "email"), "DIRECT", "IDENTITY"),
+        (("stg", "email"), ("mart", "email"), "DIRECT", "TRANSFORMATION"),
+        (("raw", "phone"), ("stg", "phone"), "DIRECT", "IDENTITY"),
+    ]
+    path = tmp_path / "tags.yaml"
+    write_file(path, "tags:\n  - column: raw.email\n    tags: [pii]\n")
+    tables = _tables(spark, tmp_path / "wh")
+    write_edges(spark, tables, edges)
+    run_tag_stage(tables, TagSettings(enabled=True, file=str(path)))
+
+    def run(settings: TagSettings) -> tuple[bool, list[str]]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="lineage_udfs.spark.graph.tags"):
+            summary = run_tag_stage(tables, settings)
+        lines = [r.getMessage() for r in caplog.records if "full recompute:" in r.getMessage()]
+        return summary.full_refresh, lines
+
+    # other settings
+    assert run(TagSettings(enabled=True, file=str(path), max_depth=1)) == (
+        True,
+        ["tags: full recompute: the tag settings changed"],
+    )
+    assert {(r[0], r[1]) for r in stored(tables)} == {("raw", "email"), ("stg", "email")}
+    settings = TagSettings(enabled=True, file=str(path))
+    assert run(settings)[0]
+    # a write to column_tags after the recorded run
+    tables.delta_table(TAGS_TABLE).delete("table_name = 'mart'")
+    assert run(settings) == (
+        True,
+        ["tags: full recompute: column_tags was written after the last tag run"],
+    )
+    assert ("mart", "email") in {(r[0], r[1]) for r in stored(tables)}
+    # the edges the last run read are vacuumed away
+    write_edges(
+        spark, tables, [*edges, (("raw", "phone"), ("mart", "phone"), "DIRECT", "IDENTITY")]
+    )
+    check = "spark.databricks.delta.retentionDurationCheck.enabled"
+    spark.conf.set(check, "false")
+    try:
+        tables.delta_table("column_lineage").vacuum(0)
+    finally:
+        spark.conf.unset(check)
+    full, lines = run(settings)
+    assert full and len(lines) == 1 and "cannot be read back" in lines[0], lines
+    assert {(r[0], r[1]) for r in stored(tables)} == {
+        ("raw", "email"),
+        ("stg", "email"),
+        ("mart", "email"),
+    }

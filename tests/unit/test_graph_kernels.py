@@ -229,3 +229,33 @@ def test_spread_tag_matches_reference(seed: int, max_depth: int) -> None:
     assert any(r[4] for r in rows)  # the graphs exercise masking
     if max_depth <= 3:  # and the depth limit, where it is short
         assert max(r[1] for r in rows) == max_depth
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_weak_reach_matches_union_find(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nodes in the weakly connected components of the seeds: a sparse random graph (many
+    components, some isolated nodes) against a plain union-find, with expansion split."""
+    n = 120
+    rng = random.Random(seed)
+    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(70)]
+    parent = list(range(n))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for s, d in edges:
+        parent[root(s)] = root(d)
+    seeds = rng.sample(range(n), 5)
+    expected = {x for x in range(n) if root(x) in {root(s) for s in seeds}}
+    both = Csr.of(
+        [s for s, _ in edges] + [d for _, d in edges],
+        [d for _, d in edges] + [s for s, _ in edges],
+        n,
+    )
+    monkeypatch.setattr(graph_kernels, "EXPANSION_LIMIT", 3)
+    got = graph_kernels.weak_reach(both, np.array(seeds, dtype=np.int64))
+    assert set(np.flatnonzero(got).tolist()) == expected
+    assert 5 <= len(expected) < n  # some components reached, others not
+    assert not graph_kernels.weak_reach(both, np.zeros(0, dtype=np.int64)).any()

@@ -386,3 +386,22 @@ def spread_tag(carry: Csr, mask: Csr, seeds: Ids, max_depth: int) -> TagSpread:
         via=np.concatenate([via[carried], src]),
         masked=np.concatenate([np.zeros(carried.size, bool), np.ones(dst.size, bool)]),
     )
+
+
+def weak_reach(both: Csr, seeds: Ids) -> Flags:
+    """Per node: whether it lies in the weakly connected component of a seed; ``both`` holds
+    every edge in both directions. Breadth first from all seeds at once, each node expanded
+    once."""
+    seen = np.zeros(both.n, dtype=bool)
+    frontier = np.unique(np.asarray(seeds, dtype=np.int64))
+    seen[frontier] = True
+    degree = both.degree()
+    while frontier.size:
+        found = [
+            both.expand(frontier[part], frontier[part])[1]
+            for part in _row_slices(frontier, degree[frontier])
+        ]
+        frontier = np.unique(np.concatenate(found))
+        frontier = frontier[~seen[frontier]]
+        seen[frontier] = True
+    return seen

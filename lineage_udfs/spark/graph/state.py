@@ -137,7 +137,7 @@ def changes_from_feed(
     edge.
     """
     then = stored[STATE_KEY]
-    if any(_table_id(tables, t) != i for t, i in stored.get("input_ids", {}).items()):
+    if any(table_id(tables, t) != i for t, i in stored.get("input_ids", {}).items()):
         return None  # a replaced table: its feed does not continue the old one's
     if set(stored.get("input_ids", {})) != set(GRAPH_INPUTS):
         return None
@@ -204,7 +204,7 @@ def stored_state(tables: LineageTables) -> dict[str, Any] | None:
     return tables.recorded_state(COMPONENTS_TABLE, STATE_KEY)
 
 
-def _table_id(tables: LineageTables, table: str) -> str:
+def table_id(tables: LineageTables, table: str) -> str:
     """The Delta table id: a new one when the table is dropped and created again."""
     row = tables.delta_table(table).detail().select("id").first()
     return str(row["id"]) if row else ""
@@ -229,7 +229,7 @@ def previous_run(
         why = "no recorded input state"
     elif any(tables.latest_version(t) != v for t, v in state["outputs"].items()):
         why = "an analytics table changed after the last graph run (it did not finish)"
-    elif changes is None and any(_table_id(tables, t) != i for t, i in state["input_ids"].items()):
+    elif changes is None and any(table_id(tables, t) != i for t, i in state["input_ids"].items()):
         why = "an edge table was replaced since the last graph run"
     if why is not None:
         logger.info("graph: full refresh: %s", why)
@@ -282,7 +282,7 @@ def record_state(
         "digest": digest,
         ALIASES_KEY: aliases,
         "components": count,
-        "input_ids": {table: _table_id(tables, table) for table in GRAPH_INPUTS},
+        "input_ids": {table: table_id(tables, table) for table in GRAPH_INPUTS},
         "outputs": {table: tables.latest_version(table) for table in GRAPH_TABLES},
     }
     tables.write(COMPONENTS_TABLE, Overwrite(rows), metadata=json.dumps(state, sort_keys=True))

@@ -219,7 +219,27 @@ class Append:
         _save(tables, table, writer.mode("append"), metadata)
 
 
-Change: TypeAlias = Upsert | InsertNew | Reconcile | Replace | Overwrite | Append
+@dataclass(frozen=True)
+class Record:
+    """A commit that adds and removes no row (one empty data file, which compaction drops) and
+    carries ``metadata`` (its userMetadata): the input state of a stage whose write was a
+    MERGE, which takes none (``graph.tags``)."""
+
+    verb = "record state in"
+
+    def commit(self, tables: LineageTables, table: str, metadata: str | None) -> None:
+        # Delta drops a commit that adds no row unless told otherwise; told in a session of its
+        # own (same context and catalog), so that no other writer's empty change commits
+        session = tables.spark.newSession()
+        session.conf.set(RECORD_EMPTY_COMMITS, "false")
+        empty = session.createDataFrame([], TABLES[table].schema)
+        _save(tables, table, empty.write.format("delta").mode("append"), metadata)
+
+
+RECORD_EMPTY_COMMITS = "spark.databricks.delta.skipRecordingEmptyCommits"
+
+
+Change: TypeAlias = Upsert | InsertNew | Reconcile | Replace | Overwrite | Append | Record
 """What ``LineageTables.write`` takes."""
 
 

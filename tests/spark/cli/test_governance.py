@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from collections import defaultdict, deque
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,38 @@ def test_dropping_orders_amount_breaks_down_to_daily_revenue(
     assert "**Breaking change**" in text and "`reports.daily_revenue.revenue` | breaking" in text
     human = _run(wh, "impact", "--drop-column", "raw.orders.amount")
     assert human.returncode == 1 and "BREAKING" in human.stdout
+    # table-level readers: the statements that read an affected table (their parse's sources)
+    # with no column edge from it, e.g. the kept SELECTs, in the last 30 days of the log
+    affected = {t for t, _ in every}
+    from_columns: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        if e.source_column and e.fingerprint:
+            from_columns[e.source_table].add(e.fingerprint)
+    parsed = spark.read.format("delta").load(str(wh.base_path / "parsed_statements")).collect()
+    reads = {
+        (p.fingerprint, t)
+        for p in parsed
+        for t in set(p.sources or ()) - set(p.intermediates or ())
+        if t in affected and p.fingerprint not in from_columns[t]
+    }
+    log = spark.read.format("delta").load(str(wh.base_path / "queries")).collect()
+    since = max(q.start_time for q in log if q.start_time) - timedelta(days=30)
+    expected: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
+    for q in log:
+        for fp, table in reads:
+            if q.fingerprint == fp and q.start_time and q.start_time >= since:
+                expected[table][0].add(q.user_name)
+                expected[table][1].add(fp[:12])
+    tables = {r["table"]: r for r in answer["rows"] if r["impact"] == "table read"}
+    assert {t: (set(r["users"]), set(r["statements"])) for t, r in tables.items()} == dict(expected)
+    assert all(r["level"] == "table" and r["column"] == f"{t} (table)" for t, r in tables.items())
+    assert {r["level"] for r in answer["rows"] if r["impact"] != "table read"} == {"column"}
+    # a consumer the column edges do not show: a reader of staging.stg_orders' kept SELECTs
+    column_users = {u for r in answer["rows"] if r["level"] == "column" for u in r["users"]}
+    only_tables = {u for r in tables.values() for u in r["users"]} - column_users
+    assert "dara" in only_tables and "dara" in tables["staging.stg_orders"]["users"]
+    assert "staging.stg_orders" in answer["message"] and "(table)" in human.stdout
+    assert "Table-level readers" in text and "| `staging.stg_orders` |" in text
 
 
 def test_adding_a_column_breaks_nothing(sample_warehouse: SampleWarehouse, tmp_path: Path) -> None:
