@@ -66,7 +66,7 @@ test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chro
 
 TEST_PROCESSES ?= 2
 test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
-	$(PY) -m pytest -m "not engine" -n $(TEST_PROCESSES) --dist loadgroup
+	$(PY) -m pytest -m "not engine" -n $(TEST_PROCESSES) --dist loadfile
 
 test-engine: venv  ## the parser against Spark's own lineage (OpenLineage listener jar from Maven)
 	$(PY) -m pytest -m engine tests/engine

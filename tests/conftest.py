@@ -22,16 +22,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:  # also sees doctest items from lineage_udfs/core
         if SPARK_TESTS in item.path.parents:
             item.add_marker(pytest.mark.spark)
-        item.add_marker(pytest.mark.xdist_group(_process_group(item)))
-
-
-def _process_group(item: pytest.Item) -> str:
-    """``make test`` runs in several processes (pytest-xdist, ``--dist loadgroup``); the tests
-    of one group run in one process. A module's tests stay together (its module-scoped
-    fixtures are built once), and so do all tests of the session's sample warehouse."""
-    if "sample_warehouse" in getattr(item, "fixturenames", ()):
-        return "sample-warehouse"
-    return str(item.path)
 
 
 @pytest.fixture
