@@ -5,30 +5,16 @@ from __future__ import annotations
 
 from lineage_udfs.cli.model import Answer
 from lineage_udfs.cli.store import LineageStore
-from lineage_udfs.core.identity import AliasLink, holds, resolve
+from lineage_udfs.core.identity import holds, resolve
 
 ALIAS_COLUMNS = ["alias", "canonical", "evidence", "detail", "confidence", "status", "merged"]
-
-
-def _links(store: LineageStore) -> list[AliasLink]:
-    return [
-        AliasLink(
-            str(r["alias"]),
-            str(r["canonical"]),
-            str(r["evidence"]),
-            str(r.get("detail") or ""),
-            float(r["confidence"] or 0.0),
-            str(r["status"]),
-        )
-        for r in store.rows("dataset_aliases")
-    ]
 
 
 def aliases(store: LineageStore, name: str, min_confidence: float = 0.9) -> Answer:
     """The links of ``name`` (as given, else lower-cased) and the class the graph merges it
     into: links accepted, or proposed with at least ``min_confidence``
     (``graph.alias_min_confidence``)."""
-    links = _links(store)
+    links = store.alias_links()
     names = {x.alias for x in links} | {x.canonical for x in links}
     wanted = name if name in names else name.strip().lower()
     mine = sorted(

@@ -266,19 +266,22 @@ class LineageStore:
         if self._nodes is None:
             self._nodes = {}
             if "dataset_aliases" in self.locations and self.exists("dataset_aliases"):
-                links = [
-                    AliasLink(
-                        str(r["alias"]),
-                        str(r["canonical"]),
-                        str(r["evidence"]),
-                        str(r.get("detail") or ""),
-                        float(r["confidence"] or 0.0),
-                        str(r["status"]),
-                    )
-                    for r in self.rows("dataset_aliases")
-                ]
-                self._nodes = resolve(links, self.alias_min_confidence)
+                self._nodes = resolve(self.alias_links(), self.alias_min_confidence)
         return self._nodes
+
+    def alias_links(self) -> list[AliasLink]:
+        """Every row of ``dataset_aliases`` as a link."""
+        return [
+            AliasLink(
+                str(r["alias"]),
+                str(r["canonical"]),
+                str(r["evidence"]),
+                str(r.get("detail") or ""),
+                float(r["confidence"] or 0.0),
+                str(r["status"]),
+            )
+            for r in self.rows("dataset_aliases")
+        ]
 
     # reading
 
