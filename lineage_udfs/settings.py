@@ -39,6 +39,9 @@ from lineage_udfs.source_settings import (
     CatalogSourceSettings,
     IncrementalSettings,
     JdbcSettings,
+    KafkaSettings,
+    MarquezSettings,
+    SaslSettings,
     SourceSettings,
     StrictModel,
 )
@@ -55,6 +58,9 @@ __all__ = [  # the sources: and catalog: sections live in lineage_udfs.source_se
     "CatalogSourceSettings",
     "IncrementalSettings",
     "JdbcSettings",
+    "KafkaSettings",
+    "MarquezSettings",
+    "SaslSettings",
     "SourceSettings",
 ]
 

@@ -19,6 +19,7 @@ from pydantic import (
 
 from lineage_udfs.core.records import QUERY_LOG_COLUMNS
 from lineage_udfs.paths import resolve_path
+from lineage_udfs.redaction import is_secret_key
 
 PRESET_FILE_FORMATS: dict[str, Literal["csv", "jsonl", "parquet", "delta"]] = {
     "snowflake_query_history": "csv",
@@ -123,6 +124,151 @@ class JdbcSettings(StrictModel):
     def display_url(self) -> str:
         """The URL without its query string (shown in messages and as the source's path)."""
         return self.url.split("?", 1)[0]
+
+
+_KAFKA_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+KAFKA_RESERVED_OPTIONS = frozenset(
+    {
+        "subscribe",
+        "subscribepattern",
+        "assign",
+        "startingoffsets",
+        "endingoffsets",
+        "startingtimestamp",
+        "endingtimestamp",
+        "startingoffsetsbytimestamp",
+        "endingoffsetsbytimestamp",
+        "startingoffsetsbytimestampstrategy",
+        "failondataloss",
+        "kafka.bootstrap.servers",
+        "kafka.security.protocol",
+        "kafka.sasl.mechanism",
+        "kafka.sasl.jaas.config",
+    }
+)
+"""Options of Spark's Kafka source the ``kafka:`` section sets itself (lower case)."""
+
+
+class SaslSettings(StrictModel):
+    """SASL authentication to the brokers (``kafka.sasl``): the password is never part of the
+    settings; ``password_env`` names the environment variable holding it, read when the job
+    starts."""
+
+    mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    username: str
+    password_env: str
+    """Name of the environment variable holding the password."""
+
+
+class KafkaSettings(StrictModel):
+    """A Kafka topic of OpenLineage RunEvents, one event a message value (``format:
+    openlineage`` with ``kafka:``; what openlineage-python's ``KafkaTransport`` and the Spark
+    listener's ``kafka`` transport write). Read with Spark's batch Kafka source
+    (``org.apache.spark:spark-sql-kafka-0-10_2.13`` in ``spark.packages``) from the offsets
+    committed in ``source_state`` up to the end offsets seen when the run starts."""
+
+    bootstrap_servers: str
+    """``host:port[,host:port...]``."""
+    topic: str
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] | None = None
+    """None: ``SASL_SSL`` with ``sasl``, else ``PLAINTEXT``."""
+    sasl: SaslSettings | None = None
+    timeout_seconds: float = Field(60.0, gt=0)
+    """How long the driver waits for the topic's partitions and offsets."""
+    options: dict[str, str] = Field(default_factory=dict)
+    """More options of Spark's Kafka source: consumer settings with the ``kafka.`` prefix
+    (``kafka.ssl.truststore.location``, ``kafka.isolation.level``) or the source's own
+    (``minPartitions``); none may carry a secret or set what this section sets."""
+
+    @field_validator("topic")
+    @classmethod
+    def _topic_name(cls, value: str) -> str:
+        if not _KAFKA_TOPIC.fullmatch(value):
+            raise ValueError("a Kafka topic name is 1-249 of [A-Za-z0-9._-]")
+        return value
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers(cls, value: str) -> str:
+        servers = [s.strip() for s in value.split(",")]
+        if not all(servers) or any("@" in s or "/" in s for s in servers):
+            raise ValueError("bootstrap_servers is host:port[,host:port...] (no credentials)")
+        return ",".join(servers)
+
+    @field_validator("options")
+    @classmethod
+    def _no_secret_option(cls, value: dict[str, str]) -> dict[str, str]:
+        reserved = sorted(k for k in value if k.lower() in KAFKA_RESERVED_OPTIONS)
+        if reserved:
+            raise ValueError(f"kafka.options may not set {reserved}: the kafka section sets them")
+        secret = sorted(k for k in value if is_secret_key(k))
+        if secret:
+            raise ValueError(
+                f"kafka.options may not carry credentials {secret}: use kafka.sasl.password_env"
+            )
+        return value
+
+    @property
+    def protocol(self) -> str:
+        """The security protocol in force."""
+        if self.security_protocol is not None:
+            return self.security_protocol
+        return "SASL_SSL" if self.sasl is not None else "PLAINTEXT"
+
+    @model_validator(mode="after")
+    def _sasl_protocol(self) -> KafkaSettings:
+        if self.sasl is not None and not self.protocol.startswith("SASL_"):
+            raise ValueError("kafka.sasl needs security_protocol SASL_SSL or SASL_PLAINTEXT")
+        if self.sasl is None and self.protocol.startswith("SASL_"):
+            raise ValueError(f"security_protocol {self.protocol} needs a kafka.sasl section")
+        return self
+
+    @property
+    def display(self) -> str:
+        """``kafka://servers/topic``: the source's path in messages and quarantine rows."""
+        return f"kafka://{self.bootstrap_servers}/{self.topic}"
+
+
+MARQUEZ_EVENTS_PATH = "/api/v1/events/lineage"
+"""Marquez's stored lineage events (``GET``; ``after``/``before``/``sortDirection``/``limit``/
+``offset``), served by Marquez 0.51.1's ``OpenLineageResource``."""
+
+
+class MarquezSettings(StrictModel):
+    """The lineage events stored in a Marquez server (``format: openlineage`` with
+    ``marquez:``), read through its HTTP API on the driver, page by page in event-time order,
+    from the committed ``eventTime`` watermark minus ``incremental.lookback``."""
+
+    url: str
+    """``http(s)://host:port`` of the API (no credentials in it)."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding a bearer token (a Marquez behind an
+    authenticating proxy); None: no ``Authorization`` header."""
+    page_size: int = Field(500, ge=1, le=10_000)
+    """Events per API request."""
+    max_events: int = Field(50_000, ge=1)
+    """Events read in one run at most (they pass through the driver's memory); a larger
+    backlog is read over several runs."""
+    timeout_seconds: float = Field(30.0, gt=0)
+    """Per request."""
+
+    @field_validator("url")
+    @classmethod
+    def _plain_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("marquez.url starts with http:// or https://")
+        if "?" in value or "#" in value or _URL_SECRET.search(value):
+            raise ValueError(
+                "marquez.url is the server's address only (no query string, no credentials:"
+                " give a token through api_key_env)"
+            )
+        return value
+
+    @property
+    def events_url(self) -> str:
+        """The events endpoint: the source's path in messages and quarantine rows."""
+        return f"{self.url}{MARQUEZ_EVENTS_PATH}"
 
 
 _DURATION_UNITS: dict[str, int] = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
@@ -263,8 +409,13 @@ class SourceSettings(StrictModel):
     """File, folder, glob or Delta table; for ``jdbc`` the URL without its query string; for
     ``openlineage`` JSON-lines files of OpenLineage RunEvents (``lineage_udfs.sources.
     openlineage``), read incrementally by their ``eventTime`` unless ``incremental`` says
-    otherwise."""
+    otherwise; for an ``openlineage`` source with ``kafka:`` or ``marquez:`` the topic or the
+    API endpoint (set from that section)."""
     jdbc: JdbcSettings | None = None
+    kafka: KafkaSettings | None = None
+    """``format: openlineage`` only: a Kafka topic of events instead of files."""
+    marquez: MarquezSettings | None = None
+    """``format: openlineage`` only: a Marquez server's stored events instead of files."""
     incremental: IncrementalSettings | None = None
     enabled: bool = True
     preset: str | None = None
@@ -304,8 +455,36 @@ class SourceSettings(StrictModel):
 
     @model_validator(mode="after")
     def _location(self) -> SourceSettings:
-        _check_location(self, self.preset in PRESET_JDBC_QUERIES)
+        service = self.event_service
+        if service is None:
+            _check_location(self, self.preset in PRESET_JDBC_QUERIES)
+            return self
+        if self.format != "openlineage":
+            raise ValueError("a kafka: or marquez: section needs format openlineage")
+        if self.kafka is not None and self.marquez is not None:
+            raise ValueError("a source reads a kafka: topic or a marquez: server, not both")
+        if self.path not in ("", service):
+            raise ValueError("a kafka: or marquez: source takes no path")
+        if self.kafka is not None and self.incremental is not None:
+            raise ValueError(
+                "a kafka: source is read by its offsets (source_state): incremental does not apply"
+            )
+        if self.incremental is not None and self.incremental.column != "event_time":
+            raise ValueError(
+                "a marquez: source is read by event_time: incremental.column event_time"
+            )
+        object.__setattr__(self, "path", service)  # frozen model
         return self
+
+    @property
+    def event_service(self) -> str | None:
+        """The Kafka topic or Marquez endpoint an ``openlineage`` source reads (its path);
+        None for files."""
+        if self.kafka is not None:
+            return self.kafka.display
+        if self.marquez is not None:
+            return self.marquez.events_url
+        return None
 
     @field_validator("path")
     @classmethod

@@ -111,7 +111,7 @@ def read_jdbc(
 def error_line(exc: BaseException, jdbc: JdbcSettings, password: str | None) -> str:
     """One line for a JDBC failure: the innermost JVM cause (``PSQLException: …``), or the
     Python exception; a driver hint for a missing driver class; never the password."""
-    line = _root_cause(exc)
+    line = java_root_cause(exc)
     driver = jdbc.driver_class
     if driver and ("ClassNotFoundException" in line or "No suitable driver" in line):
         package = DRIVER_PACKAGES.get(driver, "<the driver's Maven coordinates>")
@@ -121,7 +121,9 @@ def error_line(exc: BaseException, jdbc: JdbcSettings, password: str | None) -> 
     return line
 
 
-def _root_cause(exc: BaseException) -> str:
+def java_root_cause(exc: BaseException) -> str:
+    """One line for an error from the JVM (py4j): its innermost cause (``PSQLException: ...``,
+    ``UnknownTopicOrPartitionException: ...``); for a Python error, its type and message."""
     java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     if java is not None:
         try:

@@ -240,6 +240,15 @@ def read_openlineage_events(spark: SparkSession, source: SourceSettings) -> Data
     )
 
 
+LINES_SCHEMA = f"value string, {SOURCE_FILE} string, {EVENT_TIME} timestamp"
+"""What every reader of an ``openlineage`` source gives (files, a Kafka topic, Marquez)."""
+
+
+def empty_lines(spark: SparkSession) -> DataFrame:
+    """No lines (a source with nothing new), in the readers' schema."""
+    return spark.createDataFrame([], LINES_SCHEMA)
+
+
 def parse_openlineage_events(lines: DataFrame) -> DataFrame:
     """Lines (``read_openlineage_events``) → one row per line: ``EVENT_FIELDS``, ``line_id``,
     ``source_file`` and ``reason`` (null for a usable event)."""

@@ -15,8 +15,9 @@ from lineage_udfs.spark.extract.watermark import IncrementalRead
 
 @dataclass
 class Inputs:
-    """What a run reads besides the settings: JDBC passwords, the incremental sources'
-    watermarks, and the catalog (after the setup stage)."""
+    """What a run reads besides the settings: the sources' credentials (JDBC and Kafka
+    passwords, Marquez tokens, by source name), the incremental sources' watermarks, and the
+    catalog (after the setup stage)."""
 
     passwords: dict[str, str]
     incremental: IncrementalRead

@@ -1,26 +1,36 @@
 """The OpenLineage stage of an extraction: ``format: openlineage`` sources → the
 ``openlineage_events`` fact table → edges in ``table_lineage`` and ``column_lineage``.
 
-Each source is read by its events' ``eventTime`` (``source_state``, as an incremental query
-log; ``lookback`` re-reads late arrivals), every line validated and mapped on the executors
-(``sources.openlineage``). Events are upserted by their identity (run, type, time, job), bad
-lines quarantined at stage ``load`` with their reason. Then, for the jobs the batch touched,
-the edges are derived again from every stored COMPLETE event of the job and reconciled with one
-MERGE per edge table, as the query lineage is from ``queries`` (``extract.merges``): an edge
-row per (source, target, edge_kind = the producer, fingerprint = the job), ``object_name`` the
-job (``namespace/name``), ``source_system`` its namespace, the first and last event times and
-the number of runs. Re-running on the same events changes nothing.
+Each source is read where the last committed run stopped (``source_state``): files and a Marquez
+server by their events' ``eventTime``, as an incremental query log (``lookback`` re-reads late
+arrivals); a Kafka topic by its partitions' offsets (``sources.ol_kafka``). Every line or
+message is validated and mapped on the executors (``sources.openlineage``). Events are upserted
+by their identity (run, type, time, job), bad lines quarantined at stage ``load`` with their
+reason. Then, for the jobs the batch touched, the edges are derived again from every stored
+COMPLETE event of the job and reconciled with one MERGE per edge table, as the query lineage is
+from ``queries`` (``extract.merges``): an edge row per (source, target, edge_kind = the
+producer, fingerprint = the job), ``object_name`` the job (``namespace/name``),
+``source_system`` its namespace, the first and last event times and the number of runs.
+Re-running on the same events changes nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import SourceSettings
+from lineage_udfs.sources.ol_kafka import (
+    committed_offsets,
+    plan_offsets,
+    read_kafka_events,
+    topic_offsets,
+)
+from lineage_udfs.sources.ol_marquez import read_marquez_events
 from lineage_udfs.sources.openlineage import (
     EVENT_TIME,
     LINE_ID,
@@ -32,7 +42,7 @@ from lineage_udfs.sources.openlineage import (
 )
 from lineage_udfs.spark.extract.context import OpenLineageSummary, RunContext
 from lineage_udfs.spark.extract.edges import stale_rows
-from lineage_udfs.spark.extract.watermark import IncrementalRead
+from lineage_udfs.spark.extract.watermark import COLUMN_KEY, IncrementalRead
 from lineage_udfs.spark.storage.schemas import OPENLINEAGE_EVENTS, QUARANTINE, TABLES
 from lineage_udfs.spark.storage.writes import InsertNew, Reconcile, Upsert, again_on_retry
 
@@ -52,15 +62,19 @@ def job_fingerprint(job: Column) -> Column:
 
 
 def ingest_openlineage(
-    ctx: RunContext, sources: list[SourceSettings], incremental: IncrementalRead
+    ctx: RunContext,
+    sources: list[SourceSettings],
+    incremental: IncrementalRead,
+    secrets: Mapping[str, str],
 ) -> OpenLineageSummary:
-    """Read the ``openlineage`` sources (their new events) into the lineage tables."""
+    """Read the ``openlineage`` sources (their new events) into the lineage tables.
+
+    ``secrets``: a Kafka source's SASL password or a Marquez source's token, by source name.
+    """
     summary = OpenLineageSummary()
     frames = []
     for source in sources:
-        source = incremental_settings(source)
-        lines = read_openlineage_events(ctx.spark, source)
-        lines = incremental.new_rows(source, lines, materialize=False)
+        lines = _new_lines(ctx, source, incremental, secrets.get(source.name))
         parsed = parse_openlineage_events(lines).withColumn("source_name", F.lit(source.name))
         frames.append(parsed)
     rows, summary.lines_read = ctx.keep(reduce(DataFrame.unionByName, frames), checkpoint=True)
@@ -104,6 +118,50 @@ def ingest_openlineage(
         summary.column_edges_written = _reconcile(ctx, jobs, column_level=True)
     logger.info(summary.line())
     return summary
+
+
+def _new_lines(
+    ctx: RunContext, source: SourceSettings, incremental: IncrementalRead, secret: str | None
+) -> DataFrame:
+    """The source's lines not read by a committed run: of a Kafka topic, the offsets after
+    the committed ones; of files or Marquez, the events above the eventTime watermark minus
+    the lookback."""
+    if source.kafka is not None:
+        earliest, latest = topic_offsets(ctx.spark, source, secret)
+        committed = committed_offsets(source.kafka.topic, incremental.committed_state(source.name))
+        plan = plan_offsets(source.kafka.topic, committed, earliest, latest)
+        for partition, count in plan.lost.items():
+            logger.warning(
+                "kafka source %s: %d offsets of partition %d were deleted by the topic's"
+                " retention before they were read",
+                source.name,
+                count,
+                partition,
+            )
+        if plan.restarted:
+            logger.warning(
+                "kafka source %s: committed offsets beyond the end of partitions %s (the topic"
+                " was created again): read from their start",
+                source.name,
+                list(plan.restarted),
+            )
+        logger.info(
+            "kafka source %s: %d offsets to read in %d partitions (%s -> %s)",
+            source.name,
+            plan.to_read,
+            len(plan.partitions),
+            plan.start,
+            plan.end,
+        )
+        incremental.record_state(source.name, plan.state(), plan.to_read)
+        return read_kafka_events(ctx.spark, source, plan, secret)
+    source = incremental_settings(source)
+    if source.marquez is not None:
+        state = incremental.committed_state(source.name)
+        lines = read_marquez_events(ctx.spark, source, state.get(COLUMN_KEY), secret)
+    else:
+        lines = read_openlineage_events(ctx.spark, source)
+    return incremental.new_rows(source, lines, materialize=False)
 
 
 def event_edges(events: DataFrame, *, column_level: bool) -> DataFrame:

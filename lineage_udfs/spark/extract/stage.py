@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.settings import ROW_OVERHEAD_BYTES, JobSettings
 from lineage_udfs.sources.jdbc import jdbc_passwords
+from lineage_udfs.sources.secrets import event_source_secrets
 from lineage_udfs.spark.extract.aliases import write_aliases
 from lineage_udfs.spark.extract.batch import FACT_TABLES, Batch, Inputs, fact_table_versions
 from lineage_udfs.spark.extract.catalog import (
@@ -84,10 +85,12 @@ def extract(
     Re-running on the same input leaves parsed_statements, queries, table_lineage,
     column_lineage and quarantine unchanged; lineage_runs gets one row per run. The watermarks
     of incremental sources are committed last, after every lineage table
-    (``extract.watermark``). JDBC passwords are read from ``environ`` (``jdbc.password_env``).
+    (``extract.watermark``). JDBC passwords, Kafka SASL passwords and Marquez tokens are read
+    from ``environ`` (``jdbc.password_env``, ``kafka.sasl.password_env``,
+    ``marquez.api_key_env``).
 
     Raises:
-        ConfigError: a JDBC source's password variable is not set.
+        ConfigError: a source's password or token variable is not set.
         InputError: a source cannot be read or lacks a required column.
         OutputError: the output location is not writable (checked before any work).
     """
@@ -100,7 +103,8 @@ def extract(
     versions: dict[str, int] = {}
     try:
         inputs = Inputs(
-            jdbc_passwords([*settings.sources, *settings.catalog.sources], environ),
+            jdbc_passwords([*settings.sources, *settings.catalog.sources], environ)
+            | event_source_secrets(settings.sources, environ),
             IncrementalRead(ctx.tables, ctx.summary.run_id),
         )
         with (
@@ -111,7 +115,9 @@ def extract(
             events = openlineage_sources(settings.sources)
             if events and ctx.summary.unchanged_since is None:
                 with ctx.stage("openlineage"):
-                    ctx.summary.openlineage = ingest_openlineage(ctx, events, inputs.incremental)
+                    ctx.summary.openlineage = ingest_openlineage(
+                        ctx, events, inputs.incremental, inputs.passwords
+                    )
             if settings.identity.enabled:  # also on unchanged input: the evidence may be new
                 with ctx.stage("identity"):
                     ctx.summary.aliases = write_aliases(ctx, settings.identity)

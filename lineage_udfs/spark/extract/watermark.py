@@ -185,6 +185,22 @@ class IncrementalRead:
         )
         return new
 
+    def committed_state(self, source: str) -> dict[str, str]:
+        """The committed ``source_state`` rows of ``source`` (state_key → state_value): a
+        column watermark under ``COLUMN_KEY``, or what a source keeps of its own (a Kafka
+        topic's offsets)."""
+        rows = self._committed(source).select("state_key", "state_value").collect()
+        return {str(r["state_key"]): str(r["state_value"]) for r in rows}
+
+    def record_state(self, source: str, state: dict[str, str], rows_read: int) -> None:
+        """Rows to commit for ``source`` with the run's watermarks (upserted by key; keys not
+        named stay as they are), and the rows the read covered."""
+        self.counts[source] = rows_read
+        if state:
+            self.pending[source] = self.spark.createDataFrame(
+                sorted(state.items()), "state_key string, state_value string"
+            )
+
     def commit(self) -> dict[str, int]:
         """Commit every pending watermark in one MERGE into ``source_state``: the run's last
         write. Returns the MERGE's row counts (inserted / updated / deleted)."""

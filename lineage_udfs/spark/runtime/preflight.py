@@ -163,16 +163,16 @@ def input_listing(spark: SparkSession, sources: Sequence[SourceSettings]) -> str
     Delta source: its transaction log's files), as Spark's own file source and ``make`` tell
     a changed file.
 
-    None where that cannot be told: a JDBC source or a Delta table named in the catalog, no
-    file system to list (Spark Connect), a path that matches nothing or fails to list, more
-    than LISTED_FILES_MAX files.
+    None where that cannot be told: a JDBC, Kafka or Marquez source or a Delta table named in
+    the catalog, no file system to list (Spark Connect), a path that matches nothing or fails
+    to list, more than LISTED_FILES_MAX files.
     """
     enabled = [s for s in sources if s.enabled]
     if not enabled or _jvm(spark) is None:
         return None
     listing: list[Any] = []
     for source in enabled:
-        if source.format == "jdbc" or names_catalog_table(source):
+        if source.format == "jdbc" or source.event_service or names_catalog_table(source):
             return None
         if source.format == "delta":
             paths = [f"{source.path.rstrip('/')}/_delta_log"]
