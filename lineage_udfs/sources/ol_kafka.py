@@ -38,8 +38,12 @@ if TYPE_CHECKING:  # the planning here runs without Spark (unit tests)
 
 logger = logging.getLogger(__name__)
 
-EARLIEST = -2
-"""Spark's Kafka source's offset for "the earliest offset left" in ``startingOffsets``."""
+SPARK_KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"
+"""Spark's Kafka source for ``spark.packages``. Maven Central as reached here serves no 4.1.4
+build (the Spark of pyspark 4.1.4) and no 4.1.3 ``spark-token-provider-kafka``, so 4.1.1, the
+newest 4.1 release whose dependencies all resolve (checked with pyspark 4.1.4 against a Kafka
+4.1.1 broker: tests/integration/test_openlineage_sources.py)."""
+
 
 _LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -236,8 +240,8 @@ def topic_offsets(
         line = _error_line(exc, password)
         if "ClassNotFound" in line or "is not callable" in line or "JavaPackage" in line:
             line = (
-                "the Kafka client is not on the Spark classpath (add "
-                "org.apache.spark:spark-sql-kafka-0-10_2.13 to spark.packages)"
+                f"the Kafka client is not on the Spark classpath (add {SPARK_KAFKA_PACKAGE}"
+                " to spark.packages)"
             )
         raise InputError(f"{where}: {line}") from None
     millis = jvm.java.util.concurrent.TimeUnit.MILLISECONDS

@@ -26,6 +26,9 @@ from services import ROOT, Kafka, Marquez  # noqa: E402
 
 POSTGRES_JDBC = "org.postgresql:postgresql:42.7.14"
 """The JDBC driver of the live PostgreSQL test (tests/integration/postgres)."""
+SPARK_KAFKA = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.1"
+"""Spark's Kafka source, for the Kafka topic as an OpenLineage source
+(``lineage_udfs.sources.ol_kafka.SPARK_KAFKA_PACKAGE``)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -41,7 +44,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     settings = SparkSettings(
         app_name="lineage-integration",
         master="local[2]",
-        packages=[*base["packages"], POSTGRES_JDBC],
+        packages=[*base["packages"], POSTGRES_JDBC, SPARK_KAFKA],
         confs={
             **base["confs"],
             "spark.sql.shuffle.partitions": "2",

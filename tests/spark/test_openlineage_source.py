@@ -133,3 +133,55 @@ def test_events_beside_a_query_log(spark: SparkSession, tmp_path: Path) -> None:
         for r in LineageTables(spark, settings.sink).read("table_lineage").collect()
     }
     assert kinds == {("query", "mart.daily"), ("openlineage:spark", "file:/wh/clean/orders")}
+
+
+DBT_EVENTS = Path(__file__).resolve().parents[1] / "data" / "openlineage" / "dbt" / "events.jsonl"
+
+
+def test_dbt_ol_events_give_the_models_table_and_column_edges(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The events ``dbt-ol run`` wrote for a source and three models in a ref chain
+    (tests/data/openlineage/dbt/README.md)."""
+    source = SourceSettings(name="dbt", format="openlineage", path=str(DBT_EVENTS))
+    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "wh")))
+    summary = extract(spark, settings)
+    assert summary.openlineage is not None
+    assert (summary.openlineage.lines_read, summary.openlineage.quarantined) == (8, 0)
+    assert summary.openlineage.by_producer == {"openlineage:dbt": 8}
+    tables = LineageTables(spark, settings.sink)
+    job = "dbt-bed/shop.analytics.shop."
+    assert {
+        (r.source_table, r.target_table, r.edge_kind, r.object_name)
+        for r in tables.read("table_lineage").collect()
+    } == {
+        ("shop.raw.orders", "shop.analytics.stg_orders", "openlineage:dbt", job + "stg_orders"),
+        (
+            "shop.analytics.stg_orders",
+            "shop.analytics.orders_daily",
+            "openlineage:dbt",
+            job + "orders_daily",
+        ),
+        (
+            "shop.analytics.orders_daily",
+            "shop.analytics.customer_revenue",
+            "openlineage:dbt",
+            job + "customer_revenue",
+        ),
+    }
+    raw, stg = "shop.raw.orders", "shop.analytics.stg_orders"
+    daily, revenue = "shop.analytics.orders_daily", "shop.analytics.customer_revenue"
+    assert {
+        (r.source_table, r.source_column, r.target_table, r.target_column, r.transformation_type)
+        for r in tables.read("column_lineage").collect()
+    } == {
+        (raw, "order_id", stg, "order_id", "DIRECT"),
+        (raw, "customer_id", stg, "customer_id", "DIRECT"),
+        (raw, "amount", stg, "amount", "DIRECT"),
+        (raw, "ordered_at", stg, "order_date", "DIRECT"),
+        (stg, "customer_id", daily, "customer_id", "DIRECT"),
+        (stg, "order_date", daily, "order_date", "DIRECT"),
+        (stg, "amount", daily, "revenue", "DIRECT"),
+        (daily, "customer_id", revenue, "customer_id", "DIRECT"),
+        (daily, "revenue", revenue, "total_revenue", "DIRECT"),
+    }
