@@ -4,10 +4,14 @@
 #
 #   kafka.sh jars             resolve the jars once (cached), print the folder holding them
 #   kafka.sh up STATE_DIR     format STATE_DIR (first time only), start the node, wait until it
-#                             accepts connections, print: export KAFKA_BOOTSTRAP_SERVERS=… KAFKA_STATE=…
+#                             accepts connections, print: export KAFKA_BOOTSTRAP_SERVERS=…
+#                             KAFKA_SASL_BOOTSTRAP_SERVERS=… KAFKA_STATE=…
 #   kafka.sh down STATE_DIR   stop the node started there (by its pid file)
 #
-# env: KAFKA_PORT, KAFKA_CONTROLLER_PORT (default: free ports, kept in STATE_DIR so `up` after
+# Two client listeners: PLAINTEXT, and SASL_PLAINTEXT with the PLAIN mechanism and one user,
+# `lineage`, whose password is KAFKA_SASL_PASSWORD (default `lineage-test-password`; a test
+# broker's, kept in STATE_DIR/server.properties).
+# env: KAFKA_PORT, KAFKA_SASL_PORT, KAFKA_CONTROLLER_PORT (default: free ports, kept in STATE_DIR so `up` after
 # `down` restarts the same node on the same ports), KAFKA_CACHE (default
 # ~/.cache/lineage-warehouse/kafka-4.1.1), KAFKA_HEAP (default 512m), KAFKA_START_TIMEOUT
 # (seconds to wait for the broker, default 180). Needs Java 17 and Maven.
@@ -40,15 +44,19 @@ up() {
   local cp; cp=$(java_cp)
   if [ ! -f "$state/server.properties" ]; then
     local port=${KAFKA_PORT:-$(free_port)} cport=${KAFKA_CONTROLLER_PORT:-$(free_port)}
+    local sport=${KAFKA_SASL_PORT:-$(free_port)}
+    local secret=${KAFKA_SASL_PASSWORD:-lineage-test-password}
     cat >"$state/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sport,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sport
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_lineage="$secret";
 log.dirs=$state/data
 num.partitions=1
 auto.create.topics.enable=true
@@ -60,7 +68,9 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 PROPS
   fi
-  local port; port=$(sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1://p' "$state/server.properties")
+  local port sport
+  port=$(sed -n 's/^advertised.listeners=PLAINTEXT:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$state/server.properties")
+  sport=$(sed -n 's/^advertised.listeners=.*SASL_PLAINTEXT:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$state/server.properties")
   local jvm=(java "-Xmx${KAFKA_HEAP:-512m}" "-Xms${KAFKA_HEAP:-512m}"
     "-Dlog4j2.configurationFile=$HERE/log4j2.properties" -cp "$cp")
   if [ ! -f "$state/data/meta.properties" ]; then
@@ -75,7 +85,7 @@ PROPS
   for _ in $(seq 1 $((wait * 2))); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null \
         && grep -q "Kafka Server started" "$state/logs/server.log"; then
-      echo "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$port KAFKA_STATE=$state"
+      echo "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$port KAFKA_SASL_BOOTSTRAP_SERVERS=127.0.0.1:$sport KAFKA_STATE=$state"
       return 0
     fi
     if ! kill -0 "$pid" 2>/dev/null; then

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -157,21 +158,32 @@ class Marquez:
 
 @dataclass
 class Kafka:
-    """A single-node KRaft broker started by ``scripts/kafka/kafka.sh``."""
+    """A single-node KRaft broker started by ``scripts/kafka/kafka.sh``: ``bootstrap`` its
+    PLAINTEXT listener, ``sasl_bootstrap`` its SASL_PLAINTEXT one (mechanism PLAIN, user
+    ``lineage`` with the password ``sasl_password``, made up for the session)."""
 
     bootstrap: str
     state: Path
+    sasl_bootstrap: str = ""
+    sasl_password: str = ""
 
     @classmethod
     def start(cls) -> Kafka:
         state = Path(tempfile.mkdtemp(prefix="lw-kafka-"))
+        password = secrets.token_hex(12)
         try:
-            out = _run(["bash", str(KAFKA_SH), "up", str(state)])
+            out = _run(["bash", str(KAFKA_SH), "up", str(state)], {"KAFKA_SASL_PASSWORD": password})
         except BaseException:
             subprocess.run(["bash", str(KAFKA_SH), "down", str(state)], check=False)
             shutil.rmtree(state, ignore_errors=True)
             raise
-        return cls(bootstrap=_exports(out)["KAFKA_BOOTSTRAP_SERVERS"], state=state)
+        exports = _exports(out)
+        return cls(
+            bootstrap=exports["KAFKA_BOOTSTRAP_SERVERS"],
+            state=state,
+            sasl_bootstrap=exports["KAFKA_SASL_BOOTSTRAP_SERVERS"],
+            sasl_password=password,
+        )
 
     @property
     def pid(self) -> int:

@@ -6,15 +6,18 @@ changes nothing, and a second run reads only the events that arrived since."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 from services import Kafka, Marquez
 from support.ol_events import dataset, run_event
 
+from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -139,6 +142,45 @@ def test_kafka_topic_as_source_incremental_by_offsets(
     )
     offsets = {r.state_key: r.state_value for r in tables.read("source_state").collect()}
     assert offsets == {f"{topic}:0": "3", f"{topic}:1": "3"}
+
+
+def test_kafka_sasl_password_comes_from_the_environment_and_is_never_kept(
+    spark: Any, kafka: Kafka, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic = "openlineage.sasl"
+    _create_topic(kafka.bootstrap, topic, partitions=1)
+    event = run_event("etl.secure", "2026-11-03T01:00:00Z", [RAW], [CLEAN])
+    _produce(kafka.bootstrap, topic, [(0, json.dumps(event))])
+    source = SourceSettings(
+        name="secure_topic",
+        format="openlineage",
+        kafka={
+            "bootstrap_servers": kafka.sasl_bootstrap,
+            "topic": topic,
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl": {"mechanism": "PLAIN", "username": "lineage", "password_env": "LW_KAFKA_PW"},
+            "timeout_seconds": 30,
+        },
+    )
+    settings = _settings(source, tmp_path / "wh")
+    wrong = f"not-{kafka.sasl_password}"
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(InputError) as refused:
+            extract(spark, settings, environ={"LW_KAFKA_PW": wrong})
+        summary = extract(spark, settings, environ={"LW_KAFKA_PW": kafka.sasl_password})
+    message = str(refused.value)
+    assert message.startswith("kafka source 'secure_topic' (kafka://127.0.0.1:")
+    assert "SaslAuthenticationException" in message and "\n" not in message
+    assert summary.openlineage is not None and summary.openlineage.events == 1
+    tables = LineageTables(spark, settings.sink)
+    assert _edges(tables) == {
+        ("file:/wh/raw.db/orders", "file:/wh/clean/orders", "spark/etl.secure"): 1
+    }
+    kept = [caplog.text, message]
+    for table in ("lineage_runs", "source_state", "openlineage_events", "quarantine"):
+        kept.extend(repr(r) for r in tables.read(table).collect())
+    assert len(tables.read("lineage_runs").collect()) == 2  # the refused run is recorded too
+    assert not [text for text in kept if kafka.sasl_password in text]
 
 
 def _post(marquez: Marquez, event: dict[str, Any]) -> None:
