@@ -118,9 +118,14 @@ class OffsetPlan:
             "endingOffsets": json.dumps({self.topic: {str(p): self.end[p] for p in parts}}),
         }
 
-    def state(self) -> dict[str, str]:
-        """The ``source_state`` rows to commit after the run: each partition's end offset."""
-        return {state_key(self.topic, p): str(self.end[p]) for p in self.partitions}
+    def state(self, committed: Mapping[int, int]) -> dict[str, str]:
+        """The ``source_state`` rows to commit after the run: the end offset of each partition
+        whose committed offset differs from it (a run with nothing new commits nothing)."""
+        return {
+            state_key(self.topic, p): str(self.end[p])
+            for p in self.partitions
+            if committed.get(p) != self.end[p]
+        }
 
 
 def plan_offsets(
@@ -198,8 +203,9 @@ def client_properties(kafka: KafkaSettings, password: str | None) -> dict[str, s
 
 def reader_options(kafka: KafkaSettings, password: str | None, plan: OffsetPlan) -> dict[str, str]:
     """Every option of Spark's batch Kafka read of ``plan``. ``failOnDataLoss`` is off: offsets
-    that hold no message (compaction, transaction markers, retention during the read) are not
-    an error; the stage counts what it read against ``plan.to_read``."""
+    that hold no message (compaction, transaction markers, messages deleted by retention
+    between the planning and the read) are not an error; retention losses before the planning
+    are counted in ``plan.lost``."""
     options = {k: v for k, v in kafka.options.items() if not k.startswith("kafka.")}
     options.update({f"kafka.{k}": v for k, v in client_properties(kafka, password).items()})
     options.update(plan.options())

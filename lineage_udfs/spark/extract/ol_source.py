@@ -153,7 +153,7 @@ def _new_lines(
             plan.start,
             plan.end,
         )
-        incremental.record_state(source.name, plan.state(), plan.to_read)
+        incremental.record_state(source.name, plan.state(committed), plan.to_read)
         return read_kafka_events(ctx.spark, source, plan, secret)
     source = incremental_settings(source)
     if source.marquez is not None:
