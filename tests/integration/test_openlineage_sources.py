@@ -76,36 +76,48 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         time.sleep(0.2)
 
 
-def test_kafka_topic_as_source_incremental_by_offsets(
-    spark: Any, kafka: Kafka, tmp_path: Path
+def _message(job: str, at: str, inputs: list[Any], outputs: list[Any], **kw: Any) -> str:
+    return json.dumps(run_event(job, at, inputs, outputs, **kw))
+
+
+def test_kafka_topic_as_source_incremental_by_offsets_with_sasl(
+    spark: Any, kafka: Kafka, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Read through the broker's SASL listener, the password from the environment only."""
     topic = "openlineage.source"
     _create_topic(kafka.bootstrap, topic, partitions=2)
     _produce(
         kafka.bootstrap,
         topic,
         [
-            (
-                0,
-                json.dumps(
-                    run_event(
-                        "etl.clean", "2026-11-01T01:00:00Z", [RAW], [CLEAN], event_type="START"
-                    )
-                ),
-            ),
-            (0, json.dumps(run_event("etl.clean", "2026-11-01T01:05:00Z", [RAW], [CLEAN]))),
+            (0, _message("etl.clean", "2026-11-01T01:00:00Z", [RAW], [CLEAN], event_type="START")),
+            (0, _message("etl.clean", "2026-11-01T01:05:00Z", [RAW], [CLEAN])),
             (1, "{broken"),
             (1, None),  # a tombstone: no event, not read
-            (1, json.dumps(run_event("etl.daily", "2026-11-01T02:00:00Z", [CLEAN], [MART]))),
+            (1, _message("etl.daily", "2026-11-01T02:00:00Z", [CLEAN], [MART])),
         ],
     )
     source = SourceSettings(
         name="ol_topic",
         format="openlineage",
-        kafka={"bootstrap_servers": kafka.bootstrap, "topic": topic, "timeout_seconds": 30},
+        kafka={
+            "bootstrap_servers": kafka.sasl_bootstrap,
+            "topic": topic,
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl": {"mechanism": "PLAIN", "username": "lineage", "password_env": "LW_KAFKA_PW"},
+            "timeout_seconds": 30,
+        },
     )
     settings = _settings(source, tmp_path / "wh")
-    first = extract(spark, settings)
+    environ = {"LW_KAFKA_PW": kafka.sasl_password}
+    wrong = f"not-{kafka.sasl_password}"
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(InputError) as refused:
+            extract(spark, settings, environ={"LW_KAFKA_PW": wrong})
+        first = extract(spark, settings, environ=environ)
+    message = str(refused.value)
+    assert message.startswith("kafka source 'ol_topic' (kafka://127.0.0.1:")
+    assert "SaslAuthenticationException" in message and "\n" not in message
     assert first.openlineage is not None
     assert (first.openlineage.lines_read, first.openlineage.events) == (4, 3)
     assert first.openlineage.quarantined == 1
@@ -122,65 +134,29 @@ def test_kafka_topic_as_source_incremental_by_offsets(
     assert bad.source_file == f"ol_topic: {topic}-1@0"
     offsets = {r.state_key: r.state_value for r in tables.read("source_state").collect()}
     assert offsets == {f"{topic}:0": "2", f"{topic}:1": "3"}
+    # the password is in no log line, error or table (the refused run is recorded too)
+    kept = [caplog.text, message]
+    for table in ("lineage_runs", "source_state", "openlineage_events", "quarantine"):
+        kept.extend(repr(r) for r in tables.read(table).collect())
+    assert len(tables.read("lineage_runs").collect()) == 2
+    assert not [text for text in kept if kafka.sasl_password in text or wrong in text]
 
     before = _snapshot(tables)
-    again = extract(spark, settings)  # nothing new on the topic
+    again = extract(spark, settings, environ=environ)  # nothing new on the topic
     assert again.openlineage is None or again.openlineage.lines_read == 0
     assert _snapshot(tables) == before
 
     _produce(
-        kafka.bootstrap,
-        topic,
-        [(0, json.dumps(run_event("etl.clean", "2026-11-02T01:05:00Z", [RAW], [CLEAN])))],
+        kafka.bootstrap, topic, [(0, _message("etl.clean", "2026-11-02T01:05:00Z", [RAW], [CLEAN]))]
     )
-    third = extract(spark, settings)
+    third = extract(spark, settings, environ=environ)
     assert third.openlineage is not None
     assert (third.openlineage.lines_read, third.openlineage.events) == (1, 1)
     assert third.openlineage.quarantined == 0
-    assert (
-        _edges(tables)[("file:/wh/raw.db/orders", "file:/wh/clean/orders", "spark/etl.clean")] == 2
-    )
+    clean = ("file:/wh/raw.db/orders", "file:/wh/clean/orders", "spark/etl.clean")
+    assert _edges(tables)[clean] == 2
     offsets = {r.state_key: r.state_value for r in tables.read("source_state").collect()}
     assert offsets == {f"{topic}:0": "3", f"{topic}:1": "3"}
-
-
-def test_kafka_sasl_password_comes_from_the_environment_and_is_never_kept(
-    spark: Any, kafka: Kafka, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    topic = "openlineage.sasl"
-    _create_topic(kafka.bootstrap, topic, partitions=1)
-    event = run_event("etl.secure", "2026-11-03T01:00:00Z", [RAW], [CLEAN])
-    _produce(kafka.bootstrap, topic, [(0, json.dumps(event))])
-    source = SourceSettings(
-        name="secure_topic",
-        format="openlineage",
-        kafka={
-            "bootstrap_servers": kafka.sasl_bootstrap,
-            "topic": topic,
-            "security_protocol": "SASL_PLAINTEXT",
-            "sasl": {"mechanism": "PLAIN", "username": "lineage", "password_env": "LW_KAFKA_PW"},
-            "timeout_seconds": 30,
-        },
-    )
-    settings = _settings(source, tmp_path / "wh")
-    wrong = f"not-{kafka.sasl_password}"
-    with caplog.at_level(logging.DEBUG):
-        with pytest.raises(InputError) as refused:
-            extract(spark, settings, environ={"LW_KAFKA_PW": wrong})
-        summary = extract(spark, settings, environ={"LW_KAFKA_PW": kafka.sasl_password})
-    message = str(refused.value)
-    assert message.startswith("kafka source 'secure_topic' (kafka://127.0.0.1:")
-    assert "SaslAuthenticationException" in message and "\n" not in message
-    assert summary.openlineage is not None and summary.openlineage.events == 1
-    tables = LineageTables(spark, settings.sink)
-    assert _edges(tables) == {
-        ("file:/wh/raw.db/orders", "file:/wh/clean/orders", "spark/etl.secure"): 1
-    }
-    kept = [caplog.text, message]
-    for table in ("lineage_runs", "source_state", "openlineage_events", "quarantine"):
-        kept.extend(repr(r) for r in tables.read(table).collect())
-    assert len(tables.read("lineage_runs").collect()) == 2  # the refused run is recorded too
-    assert not [text for text in kept if kafka.sasl_password in text]
 
 
 def _post(marquez: Marquez, event: dict[str, Any]) -> None:
