@@ -275,7 +275,10 @@ def topic_offsets(
                 }
             )
     except Exception as exc:
-        raise InputError(f"{where}: {_error_line(exc, password)}") from None
+        line = _error_line(exc, password)
+        if line.endswith("TimeoutException"):  # the client's timeout says nothing more
+            line = f"no answer from the brokers within {kafka.timeout_seconds:g} s ({line})"
+        raise InputError(f"{where}: {line}") from None
     finally:
         admin.close(jvm.java.time.Duration.ofSeconds(5))
     return found[0], found[1]

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 import requests
-from services import Kafka, Marquez
+from services import Kafka, Marquez, free_port
 from support.ol_events import dataset, run_event
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.sources.ol_kafka import topic_offsets
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -157,6 +158,29 @@ def test_kafka_topic_as_source_incremental_by_offsets_with_sasl(
     assert _edges(tables)[clean] == 2
     offsets = {r.state_key: r.state_value for r in tables.read("source_state").collect()}
     assert offsets == {f"{topic}:0": "3", f"{topic}:1": "3"}
+
+
+def test_kafka_source_errors_are_one_line(spark: Any, kafka: Kafka) -> None:
+    def offsets(servers: str, topic: str) -> str:
+        source = SourceSettings(
+            name="t",
+            format="openlineage",
+            kafka={"bootstrap_servers": servers, "topic": topic, "timeout_seconds": 3},
+        )
+        with pytest.raises(InputError) as error:
+            topic_offsets(spark, source, None)
+        return str(error.value)
+
+    missing = offsets(kafka.bootstrap, "no.such.topic")
+    assert missing == (
+        f"kafka source 't' (kafka://{kafka.bootstrap}/no.such.topic): org.apache.kafka.common."
+        "errors.UnknownTopicOrPartitionException: This server does not host this topic-partition."
+    )
+    closed = f"127.0.0.1:{free_port()}"
+    assert offsets(closed, "t") == (
+        f"kafka source 't' (kafka://{closed}/t): no answer from the brokers within 3 s"
+        " (java.util.concurrent.TimeoutException)"
+    )
 
 
 def _post(marquez: Marquez, event: dict[str, Any]) -> None:
