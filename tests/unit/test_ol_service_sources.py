@@ -5,13 +5,17 @@ events API by event time (against a fake of the API that answers as its SQL does
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from pydantic import ValidationError
 
-from lineage_udfs.core.errors import ConfigError
+from lineage_udfs.core.errors import ConfigError, InputError
 from lineage_udfs.redaction import settings_json
 from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.sources.ol_kafka import (
@@ -23,6 +27,7 @@ from lineage_udfs.sources.ol_kafka import (
 from lineage_udfs.sources.ol_marquez import (
     EPOCH,
     PageStats,
+    api_fetch,
     api_time,
     lower_bound,
     page_events,
@@ -291,3 +296,83 @@ def test_lower_bound_and_api_time() -> None:
     )
     assert lower_bound("1970-01-01 00:00:10", 3600, "UTC") == EPOCH
     assert api_time(datetime(2026, 11, 1, 1, 2, 3, 4, tzinfo=UTC)) == "2026-11-01T01:02:03.000004Z"
+
+
+# the events API over HTTP (a local stand-in server) -------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    answers: ClassVar[list[tuple[int, bytes]]] = []
+    seen: ClassVar[list[tuple[str, dict[str, list[str]], str | None]]] = []
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        self.seen.append((url.path, parse_qs(url.query), self.headers.get("Authorization")))
+        status, body = self.answers.pop(0)
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def events_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Handler.answers, _Handler.seen = [], []
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _marquez_source(url: str) -> SourceSettings:
+    return SourceSettings(
+        name="mq", format="openlineage", marquez={"url": url, "api_key_env": "MQ_TOKEN"}
+    )
+
+
+def test_api_fetch_sends_the_window_and_the_token(events_server: str) -> None:
+    page = {"events": [_event(1, 0)], "totalCount": 1}
+    _Handler.answers = [(200, json.dumps(page).encode())]
+    fetch, close = api_fetch(_marquez_source(events_server), "tok-123")
+    try:
+        assert fetch(T0, FAR, 500, 0) == page["events"]
+    finally:
+        close()
+    ((path, params, auth),) = _Handler.seen
+    assert path == "/api/v1/events/lineage" and auth == "Bearer tok-123"
+    assert params == {
+        "after": ["2026-11-01T00:00:00.000000Z"],
+        "before": ["2026-11-02T00:00:00.000000Z"],
+        "sortDirection": ["asc"],
+        "limit": ["500"],
+        "offset": ["0"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (500, b'{"code":500}', "HTTP 500 Internal Server Error"),
+        (200, b"<html>not json</html>", "the answer is not Marquez's lineage events"),
+        (200, b'{"jobs": []}', "the answer is not Marquez's lineage events"),
+    ],
+)
+def test_api_fetch_failures_are_one_line_without_the_token(
+    events_server: str, status: int, body: bytes, message: str
+) -> None:
+    _Handler.answers = [(status, body)]
+    fetch, close = api_fetch(_marquez_source(events_server), "tok-123")
+    try:
+        with pytest.raises(InputError) as error:
+            fetch(T0, FAR, 10, 0)
+    finally:
+        close()
+    text = str(error.value)
+    assert text.startswith(f"marquez source 'mq' ({events_server}/api/v1/events/lineage): ")
+    assert message in text and "tok-123" not in text and "\n" not in text
