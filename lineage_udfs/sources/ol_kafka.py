@@ -276,7 +276,7 @@ def topic_offsets(
             )
     except Exception as exc:
         line = _error_line(exc, password)
-        if line.endswith("TimeoutException"):  # the client's timeout says nothing more
+        if "TimeoutException" in line:  # the client's own words may not name the wait
             line = f"no answer from the brokers within {kafka.timeout_seconds:g} s ({line})"
         raise InputError(f"{where}: {line}") from None
     finally:

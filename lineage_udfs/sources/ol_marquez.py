@@ -5,10 +5,12 @@ ordered by event time (``sortDirection=asc``), ``limit`` and ``offset`` at a tim
 
 The API is read on the driver, page by page (:func:`page_events`, pure), and the events become
 a DataFrame of lines that goes through the same validation, mapping and quarantine as the lines
-of a file (``sources.openlineage``): an HTTP API has nothing for executors to split. A run reads
-the events from the committed ``eventTime`` watermark minus ``incremental.lookback`` up to the
-time the read started (an event stamped later, by a producer whose clock runs ahead, waits for
-a later run), ``marquez.max_events`` at most.
+of a file (``sources.openlineage``): an HTTP API has nothing for executors to split. Marquez
+writes the members an event lacks as null; they are left out first (:func:`without_nulls`).
+
+A run reads the events from the committed ``eventTime`` watermark minus
+``incremental.lookback`` up to the time the read started (an event stamped later, by a producer
+whose clock runs ahead, waits for a later run), ``marquez.max_events`` at most.
 
 Paging is by event time, not by offset alone, so that events stored while the run pages, or
 deleted by Marquez's retention, shift no page: each request starts at the event time of the
@@ -105,6 +107,25 @@ class PageStats:
     requests: int = 0
     events: int = 0
     capped: bool = False
+
+
+def without_nulls(value: Any) -> Any:
+    """``value`` with every object member whose value is null left out, at any depth.
+
+    Marquez answers with its own model of each stored event, which writes every member the
+    event lacks as null (``"facets": null``, ``"inputFacets": null``, a dataset's
+    ``"documentation": null``); the OpenLineage schema has no nullable member, so such an
+    event would fail validation over members its producer never sent.
+
+    Examples:
+        >>> without_nulls({"run": {"runId": "r", "facets": None}, "inputs": [{"x": {"a": None}}]})
+        {'run': {'runId': 'r'}, 'inputs': [{'x': {}}]}
+    """
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
 
 
 def _digest(event: Mapping[str, Any]) -> str:
@@ -221,7 +242,7 @@ def api_fetch(source: SourceSettings, token: str | None) -> tuple[Fetch, Callabl
             raise InputError(
                 f"{where}: the answer is not Marquez's lineage events (no events list)"
             )
-        return events
+        return [without_nulls(e) for e in events]
 
     return fetch, session.close
 

@@ -112,6 +112,9 @@ def test_kafka_topic_as_source_incremental_by_offsets_with_sasl(
     settings = _settings(source, tmp_path / "wh")
     environ = {"LW_KAFKA_PW": kafka.sasl_password}
     wrong = f"not-{kafka.sasl_password}"
+    # every logger at DEBUG but py4j's, which the job quiets (logging_setup): its DEBUG lines
+    # echo the arguments of every call into the JVM
+    caplog.set_level(logging.WARNING, logger="py4j")
     with caplog.at_level(logging.DEBUG):
         with pytest.raises(InputError) as refused:
             extract(spark, settings, environ={"LW_KAFKA_PW": wrong})
@@ -177,10 +180,11 @@ def test_kafka_source_errors_are_one_line(spark: Any, kafka: Kafka) -> None:
         "errors.UnknownTopicOrPartitionException: This server does not host this topic-partition."
     )
     closed = f"127.0.0.1:{free_port()}"
-    assert offsets(closed, "t") == (
-        f"kafka source 't' (kafka://{closed}/t): no answer from the brokers within 3 s"
-        " (java.util.concurrent.TimeoutException)"
+    unreachable = offsets(closed, "t")
+    assert unreachable.startswith(
+        f"kafka source 't' (kafka://{closed}/t): no answer from the brokers within 3 s ("
     )
+    assert "TimeoutException" in unreachable and "\n" not in unreachable
 
 
 def _post(marquez: Marquez, event: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ from lineage_udfs.sources.ol_marquez import (
     lower_bound,
     page_events,
 )
+from lineage_udfs.sources.openlineage import validation_error
 from lineage_udfs.sources.secrets import event_source_secrets
 
 SASL = {"mechanism": "SCRAM-SHA-512", "username": "svc-lineage", "password_env": "KAFKA_PW"}
@@ -376,3 +377,52 @@ def test_api_fetch_failures_are_one_line_without_the_token(
     text = str(error.value)
     assert text.startswith(f"marquez source 'mq' ({events_server}/api/v1/events/lineage): ")
     assert message in text and "tok-123" not in text and "\n" not in text
+
+
+MARQUEZ_ANSWER = {
+    "totalCount": 1,
+    "events": [
+        {
+            "eventType": "COMPLETE",
+            "eventTime": "2026-11-28T18:19:49.324442Z",
+            "run": {"runId": "7eb241d0-a3ca-5754-9892-500ef60d33df", "facets": None},
+            "job": {"namespace": "dbg", "name": "etl.clean", "facets": None},
+            "inputs": [
+                {
+                    "namespace": "file",
+                    "name": "/wh/raw.db/orders",
+                    "facets": {"documentation": None, "schema": None, "columnLineage": None},
+                    "inputFacets": None,
+                    "outputFacets": None,
+                }
+            ],
+            "outputs": [
+                {
+                    "namespace": "warehouse",
+                    "name": "mart.daily",
+                    "facets": {"symlinks": None},
+                    "inputFacets": None,
+                    "outputFacets": None,
+                }
+            ],
+            "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.53.0/integration/spark",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        }
+    ],
+}
+"""What Marquez 0.51.1 answered for a posted event (null for every member it lacked)."""
+
+
+def test_api_fetch_leaves_out_marquez_nulls_so_the_event_validates(events_server: str) -> None:
+    _Handler.answers = [(200, json.dumps(MARQUEZ_ANSWER).encode())]
+    fetch, close = api_fetch(_marquez_source(events_server), None)
+    try:
+        (event,) = fetch(T0, FAR, 10, 0)
+    finally:
+        close()
+    assert event["run"] == {"runId": "7eb241d0-a3ca-5754-9892-500ef60d33df"}
+    assert event["inputs"][0] == {"namespace": "file", "name": "/wh/raw.db/orders", "facets": {}}
+    assert validation_error(event) is None
+    assert validation_error(MARQUEZ_ANSWER["events"][0]) == (  # as answered: invalid
+        "not an OpenLineage RunEvent: run.facets: None is not of type 'object'"
+    )
