@@ -61,6 +61,7 @@ TABLES: tuple[str, ...] = (
     "openlineage_events",
     "dataset_aliases",
     "openlineage_symlinks",
+    "openlineage_claim",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""

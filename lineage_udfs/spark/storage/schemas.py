@@ -468,6 +468,31 @@ OPENLINEAGE_SYMLINKS = _table(
     },
 )
 
+OPENLINEAGE_CLAIM = _table(
+    "openlineage_claim",
+    "The emission that is sending now (one row): an emission claims it before it plans what to "
+    "send, so two jobs emitting at once never send the same events twice.",
+    ("claim",),
+    [
+        ("claim", StringType()),
+        ("holder", StringType()),
+        ("host", StringType()),
+        ("application_id", StringType()),
+        ("claimed_at", TimestampType()),
+        ("expires_at", TimestampType()),
+        ("released_at", TimestampType()),
+    ],
+    comments={
+        "claim": "what is claimed: emission (one row per warehouse)",
+        "holder": "the id of the emission holding (or last holding) the claim",
+        "host": "the driver's host name",
+        "application_id": "the Spark application of that driver",
+        "claimed_at": "when the holder claimed it (UTC)",
+        "expires_at": "when the claim lapses unless renewed (the holder renews it while sending)",
+        "released_at": "when the holder released it; null while held",
+    },
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
@@ -495,6 +520,7 @@ TABLES: dict[str, TableSpec] = {
         OPENLINEAGE_EVENTS,
         DATASET_ALIASES,
         OPENLINEAGE_SYMLINKS,
+        OPENLINEAGE_CLAIM,
     )
 }
 """Every Delta table by name, in creation order."""

@@ -1,0 +1,258 @@
+"""One emission at a time per warehouse: the claim an emission holds while it plans and sends.
+
+Two jobs that emit at once (two extracts over overlapping logs, or an extract and
+``jobs/emit_openlineage.py``) would each plan from the same watermark and send the same events
+twice; they would also share the driver's spool. So an emission that has something to send
+first claims the one row of ``openlineage_claim``: a MERGE that takes the row only when it is
+free (released, or its lease lapsed). Two claims at once both read that row, so Delta lets one
+commit and makes the other retry on the new snapshot, where the row is taken: the claim holds
+exactly when the row, read back, names this emission.
+
+An emission that finds the claim held waits for its release (polling), then plans again from
+the watermark the holder recorded: it sends only what is still unsent. The holder renews its
+lease while it sends (a background thread); a holder whose driver died without releasing
+leaves a claim that lapses after :data:`LEASE_SECONDS`, and the next emission takes it over
+(with a warning). An emission that waits longer than ``openlineage.claim_wait_seconds`` stops
+with one line; its changes stay unsent and the next emission covers them.
+
+An emission with nothing to send takes no claim and writes nothing (a no-op rerun adds no
+Delta version).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from lineage_udfs.core.errors import LineageError, one_line
+from lineage_udfs.spark.storage.schemas import OPENLINEAGE_CLAIM
+from lineage_udfs.spark.storage.tables import LineageTables
+from lineage_udfs.spark.storage.writes import Upsert
+
+logger = logging.getLogger(__name__)
+
+CLAIM_TABLE = "openlineage_claim"
+CLAIM_KEY = "emission"
+LEASE_SECONDS = 300.0
+"""How long a claim holds without renewal: a driver that died holding it blocks the next
+emission at most this long."""
+RENEW_SECONDS = 60.0
+"""How often the holder renews its lease while it sends."""
+POLL_SECONDS = 2.0
+"""How often a waiting emission reads the claim."""
+
+
+class ClaimTimeoutError(LineageError):
+    """Another emission held the claim longer than ``openlineage.claim_wait_seconds``."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds (or last held) the claim, as its row says.
+
+    Attributes:
+        holder: the emission's id.
+        host: its driver's host.
+        application_id: its Spark application.
+        claimed_at: when it claimed, ``YYYY-MM-DD HH:MM:SS`` (UTC).
+        released: it released the claim.
+        free: released, or its lease lapsed (by the session's clock).
+    """
+
+    holder: str
+    host: str | None
+    application_id: str | None
+    claimed_at: str
+    released: bool
+    free: bool
+
+    def describe(self) -> str:
+        return (
+            f"emission {self.holder[:12]} on {self.host or '?'} "
+            f"({self.application_id or '?'}, since {self.claimed_at} UTC)"
+        )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim this emission holds.
+
+    Attributes:
+        holder: this emission's id in the claim row.
+        waited: another emission held the claim when this one asked: what it planned before
+            may have been sent meanwhile.
+    """
+
+    holder: str
+    waited: bool
+
+
+def current_holder(tables: LineageTables) -> Holder | None:
+    """The claim row, or None when no emission ever claimed. Times are compared in Spark (UTC
+    session), not in Python: a collected timestamp is in the driver's local time zone."""
+    row = (
+        tables.read(CLAIM_TABLE)
+        .where(F.col("claim") == CLAIM_KEY)
+        .select(
+            "holder",
+            "host",
+            "application_id",
+            F.date_format(
+                F.to_utc_timestamp("claimed_at", F.current_timezone()),
+                "yyyy-MM-dd HH:mm:ss",
+            ).alias("claimed"),
+            F.col("released_at").isNotNull().alias("released"),
+            (
+                F.col("released_at").isNotNull() | (F.col("expires_at") <= F.current_timestamp())
+            ).alias("free"),
+        )
+        .first()
+    )
+    if row is None:
+        return None
+    return Holder(row[0], row[1], row[2], row[3], bool(row[4]), bool(row[5]))
+
+
+@contextmanager
+def emission_claim(
+    tables: LineageTables,
+    *,
+    wait_seconds: float,
+    lease_seconds: float = LEASE_SECONDS,
+    renew_seconds: float = RENEW_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
+) -> Iterator[Claim]:
+    """Hold the warehouse's emission claim for the ``with`` block: wait for it (at most
+    ``wait_seconds``), renew it every ``renew_seconds`` while the block runs, release it after.
+
+    Raises:
+        ClaimTimeoutError: the claim stayed held by another emission for ``wait_seconds``.
+    """
+    claim = _acquire(tables, wait_seconds, lease_seconds, poll_seconds)
+    stop = threading.Event()
+    renewer = threading.Thread(
+        target=_renew_until,
+        args=(tables, claim.holder, lease_seconds, renew_seconds, stop),
+        name="openlineage-claim-renewal",
+        daemon=True,
+    )
+    renewer.start()
+    try:
+        yield claim
+    finally:
+        stop.set()
+        renewer.join()
+        _write(tables, claim.holder, lease_seconds, released=True, mine_only=True)
+
+
+def _acquire(
+    tables: LineageTables, wait_seconds: float, lease_seconds: float, poll_seconds: float
+) -> Claim:
+    tables.ensure(CLAIM_TABLE)
+    holder = uuid.uuid4().hex
+    deadline = time.monotonic() + wait_seconds
+    waited = False
+    told: str | None = None
+    while True:
+        current = current_holder(tables)
+        if current is None or current.free:
+            _write(tables, holder, lease_seconds, released=False, mine_only=False)
+            now_held = current_holder(tables)
+            if now_held is not None and now_held.holder == holder:
+                if current is not None and not current.released:
+                    logger.warning(
+                        "OpenLineage: the claim of %s lapsed without release (its driver "
+                        "stopped?); this emission takes it over",
+                        current.describe(),
+                    )
+                return Claim(holder, waited)
+            current = now_held  # another emission claimed it first
+        if current is not None and current.holder != told:
+            told = current.holder
+            logger.info(
+                "OpenLineage: %s is emitting to this warehouse; waiting for it (at most %.0f s)",
+                current.describe(),
+                wait_seconds,
+            )
+        if time.monotonic() >= deadline:
+            raise ClaimTimeoutError(
+                "another OpenLineage emission held the claim for longer than "
+                f"openlineage.claim_wait_seconds={wait_seconds:g}"
+                + (f" ({current.describe()})" if current is not None else "")
+                + ": nothing sent; the next emission sends these changes"
+            )
+        waited = True
+        time.sleep(poll_seconds)
+
+
+def _write(
+    tables: LineageTables, holder: str, lease_seconds: float, *, released: bool, mine_only: bool
+) -> None:
+    """Take the claim (where it is free; ``mine_only``: renew or release this holder's own)."""
+    now = datetime.now(UTC)
+    row: tuple[Any, ...] = (
+        CLAIM_KEY,
+        holder,
+        socket.gethostname(),
+        tables.spark.sparkContext.applicationId,
+        now,
+        now if released else now + timedelta(seconds=lease_seconds),
+        now if released else None,
+    )
+    rows = tables.spark.createDataFrame([row], OPENLINEAGE_CLAIM.schema)
+    prefer: Callable[[str, str], Column]
+    if mine_only:
+
+        def prefer(s: str, t: str) -> Column:
+            return (F.col(f"{t}.holder") == F.col(f"{s}.holder")) & F.col(
+                f"{t}.released_at"
+            ).isNull()
+
+        rows = rows.withColumn("claimed_at", F.lit(None).cast("timestamp"))
+        rows = _keep_claimed_at(tables, rows)
+    else:
+
+        def prefer(s: str, t: str) -> Column:
+            return F.col(f"{t}.released_at").isNotNull() | (
+                F.col(f"{t}.expires_at") <= F.col(f"{s}.claimed_at")
+            )
+
+    tables.write(CLAIM_TABLE, Upsert(rows, prefer=prefer))
+
+
+def _keep_claimed_at(tables: LineageTables, rows: Any) -> Any:
+    """A renewal or release keeps the time the holder claimed (read from the stored row)."""
+    stored = tables.read(CLAIM_TABLE).select("claim", F.col("claimed_at").alias("_claimed"))
+    return (
+        rows.drop("claimed_at")
+        .join(stored, "claim", "left")
+        .withColumn("claimed_at", F.coalesce("_claimed", F.current_timestamp()))
+        .select(*OPENLINEAGE_CLAIM.columns)
+    )
+
+
+def _renew_until(
+    tables: LineageTables,
+    holder: str,
+    lease_seconds: float,
+    renew_seconds: float,
+    stop: threading.Event,
+) -> None:
+    """The holder's lease renewal, until ``stop`` (a renewal that fails is logged: the claim
+    then lapses after the lease and a waiting emission may take it over)."""
+    while not stop.wait(renew_seconds):
+        try:
+            _write(tables, holder, lease_seconds, released=False, mine_only=True)
+        except Exception as exc:  # a renewal must never kill the emission
+            logger.warning("OpenLineage: renewing the emission claim failed: %s", one_line(exc))
