@@ -68,6 +68,7 @@ from lineage_udfs.spark.graph.kernels import Csr, Flags, spread_tag, weak_reach
 from lineage_udfs.spark.graph.options import cut
 from lineage_udfs.spark.graph.scope import changed_rows
 from lineage_udfs.spark.graph.state import table_id
+from lineage_udfs.spark.graph.stitch import names_digest, stitch_names, stitched
 from lineage_udfs.spark.storage.digest import frame_digest
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -79,6 +80,8 @@ TAGS_TABLE = "column_tags"
 STATE_KEY = "column_tags_inputs"
 """Key of the state a tag run records with its commit: the ``column_lineage`` version it read."""
 INPUT_ID = "column_lineage_id"
+ALIASES_KEY = "aliases"
+"""Key of the digest of the alias links that held (``graph.stitch``), when any did."""
 """Key of the recorded ``column_lineage`` table id (``graph.state.table_id``)."""
 MAINTENANCE = ("OPTIMIZE",)
 """Operations of commits that may follow a tag run's without changing a row (compaction)."""
@@ -448,6 +451,8 @@ def distrust(
     ]
     if stored.get("settings") != state["settings"]:
         return "the tag settings changed"
+    if stored.get(ALIASES_KEY, "") != state.get(ALIASES_KEY, ""):
+        return "the dataset aliases that hold changed"
     if INPUT_ID not in stored:
         return "the recorded state names no column_lineage table id (an earlier version's run)"
     if stored[INPUT_ID] != state[INPUT_ID]:
@@ -464,6 +469,7 @@ def touched_columns(
     edges: DataFrame,
     declared: DataFrame,
     carry_aggregation: bool,
+    names: dict[str, str] | None = None,
 ) -> DataFrame | None:
     """``(ref)``, materialized: the ends of the tag edges that appeared, went or changed subtype
     since the run that recorded ``stored`` (trusted: ``distrust``), and the columns whose
@@ -474,7 +480,8 @@ def touched_columns(
     if stored[STATE_KEY] != state[STATE_KEY]:
         version = int(stored[STATE_KEY])
         try:
-            before = tag_edges(tables.read("column_lineage", version=version), carry_aggregation)
+            stored_edges = tables.read("column_lineage", version=version)
+            before = tag_edges(_stitched(stored_edges, names or {}), carry_aggregation)
             changed = changed_rows(before, edges)
         except (PySparkException, Py4JJavaError) as exc:
             logger.info(
@@ -515,7 +522,11 @@ def _replaced_keys(tables: LineageTables, ids: DataFrame, in_scope: Flags) -> Da
 
 
 def run_tag_stage(
-    tables: LineageTables, settings: TagSettings, *, full_refresh: bool = False
+    tables: LineageTables,
+    settings: TagSettings,
+    *,
+    full_refresh: bool = False,
+    alias_min_confidence: float = 0.9,
 ) -> TagSummary:
     """Bring ``column_tags`` up to date with the declarations and ``column_lineage``: the
     components a change touched (``touched_columns``), or all of them where the stored rows
@@ -529,7 +540,9 @@ def run_tag_stage(
     declarations = file_declarations(spark, settings.file)
     declarations += name_rule_declarations(settings.name_rules)
     exports = [source_declarations(spark, s) for s in settings.sources]
-    column_lineage = tables.read("column_lineage")
+    # over graph nodes, as the graph stage: an edge stored under an alias (a path) is its node's
+    names = stitch_names(tables, alias_min_confidence)
+    column_lineage = _stitched(tables.read("column_lineage"), names)
     edges = tag_edges(column_lineage, settings.carry_aggregation).cache()
     refs = column_refs(column_lineage)
     declared = declared_rows(spark, refs, declarations, exports).cache()
@@ -539,6 +552,8 @@ def run_tag_stage(
         "declared": frame_digest(declared, ("ref", "tag", "rule", "value")),
         "settings": _settings_key(settings),
     }
+    if names:
+        state[ALIASES_KEY] = names_digest(names)
     summary.step_seconds["declarations"] = time.perf_counter() - clock
     recorded = tables.recorded_commit(TAGS_TABLE, STATE_KEY)
     why = "a full refresh was asked for" if full_refresh else distrust(tables, recorded, state)
@@ -552,7 +567,7 @@ def run_tag_stage(
         logger.info("tags: full recompute: %s", why)
     elif recorded is not None:
         touched = touched_columns(
-            tables, recorded[0], state, edges, declared, settings.carry_aggregation
+            tables, recorded[0], state, edges, declared, settings.carry_aggregation, names
         )
     summary.step_seconds["changes"] = time.perf_counter() - clock
     metadata = json.dumps(state, sort_keys=True)
@@ -638,3 +653,7 @@ def _warn_unknown(declared: DataFrame, refs: DataFrame, summary: TagSummary) -> 
             ", ".join(first),
             ", ..." if summary.unknown > len(first) else "",
         )
+
+
+def _stitched(column_lineage: DataFrame, names: dict[str, str]) -> DataFrame:
+    return stitched(column_lineage, names, "source_table", "target_table")
