@@ -156,8 +156,9 @@ class OpenLineageSettings(_Strict):
         symlinks: list each dataset's other names (the ``dataset_aliases`` links that hold at
             ``graph.alias_min_confidence``) in its ``symlinks`` facet; the statements of a
             dataset whose names changed since the last emission are emitted again.
-        claim_wait_seconds: how long an emission waits for another one sending to the same
-            warehouse (``openlineage_claim``) before it stops with one line, sending nothing.
+        claim_wait_seconds: how long an emission, or an extraction's write stage, waits for
+            another job holding the warehouse claim (``openlineage_claim``: an emission sending
+            or a write stage writing) before it stops with one line.
         spool: reliability buffer for events the transport could not deliver (http, kafka).
     """
 

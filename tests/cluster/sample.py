@@ -171,7 +171,7 @@ VOLATILE: dict[str, frozenset[str]] = {
     "source_state": frozenset({"run_id", "committed_at"}),
     "catalog_columns": frozenset({"imported_at"}),
     "openlineage_claim": frozenset(
-        {"holder", "host", "application_id", "claimed_at", "expires_at", "released_at"}
+        {"holder", "purpose", "host", "application_id", "claimed_at", "expires_at", "released_at"}
     ),
 }
 """Columns that differ between two runs of the same input: ids and times of the run itself."""

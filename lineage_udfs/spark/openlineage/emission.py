@@ -57,7 +57,6 @@ from lineage_udfs.emit.spool import (
 )
 from lineage_udfs.paths import resolve_path
 from lineage_udfs.settings import JobSettings
-from lineage_udfs.spark.openlineage.claim import emission_claim
 from lineage_udfs.spark.openlineage.scope import (
     EMISSIONS_TABLE,
     PARSE_COLUMNS,
@@ -79,6 +78,7 @@ from lineage_udfs.spark.openlineage.symlinks import (
     record_symlinks,
     statements_naming,
 )
+from lineage_udfs.spark.storage.claim import EMISSION, warehouse_claim
 from lineage_udfs.spark.storage.facts import failed_execution
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -414,11 +414,11 @@ def emit_openlineage(
     plan = _plan(tables, settings, digest)
     if plan.nothing_to_send(spool):
         return _nothing_new(tables, plan, ol.emit_mode, digest, started_at)
-    with emission_claim(tables, wait_seconds=ol.claim_wait_seconds) as claim:
+    with warehouse_claim(tables, EMISSION, wait_seconds=ol.claim_wait_seconds) as claim:
         newest, _ = last_watermark(tables, digest)
         moved = _emission_id(newest) != _emission_id(plan.scope.previous)
         if claim.waited or (ol.scope != "all" and moved):
-            logger.info("OpenLineage: another emission recorded its watermark; planning again")
+            logger.info("OpenLineage: another job held the warehouse claim; planning again")
             plan = _plan(tables, settings, digest)
             if plan.nothing_to_send(spool):
                 return _nothing_new(tables, plan, ol.emit_mode, digest, started_at)

@@ -470,12 +470,14 @@ OPENLINEAGE_SYMLINKS = _table(
 
 OPENLINEAGE_CLAIM = _table(
     "openlineage_claim",
-    "The emission that is sending now (one row): an emission claims it before it plans what to "
-    "send, so two jobs emitting at once never send the same events twice.",
+    "The job sending events from the warehouse, or writing a batch into it, now (one row): an "
+    "emission and an extraction's write stage claim it first, so that two emissions never send "
+    "the same events twice and an emission never reads a half-written batch.",
     ("claim",),
     [
         ("claim", StringType()),
         ("holder", StringType()),
+        ("purpose", StringType()),
         ("host", StringType()),
         ("application_id", StringType()),
         ("claimed_at", TimestampType()),
@@ -483,12 +485,13 @@ OPENLINEAGE_CLAIM = _table(
         ("released_at", TimestampType()),
     ],
     comments={
-        "claim": "what is claimed: emission (one row per warehouse)",
-        "holder": "the id of the emission holding (or last holding) the claim",
+        "claim": "what is claimed: warehouse (one row)",
+        "holder": "the id of the job holding (or last holding) the claim",
+        "purpose": "emission / extraction write",
         "host": "the driver's host name",
         "application_id": "the Spark application of that driver",
         "claimed_at": "when the holder claimed it (UTC)",
-        "expires_at": "when the claim lapses unless renewed (the holder renews it while sending)",
+        "expires_at": "when the claim lapses unless renewed (the holder renews it while working)",
         "released_at": "when the holder released it; null while held",
     },
 )

@@ -1,5 +1,6 @@
-"""One emission at a time per warehouse (``openlineage_claim``): two emissions at once send each
-event once; a lapsed claim is taken over; a claim held too long stops the waiter with one line.
+"""One job at a time sends from or writes a batch into a warehouse (``openlineage_claim``): two
+emissions at once send each event once, after the extraction writing meanwhile; a lapsed claim
+is taken over; a claim held too long stops the waiter with one line.
 
 Real Delta tables, real threads sharing one SparkSession (as two jobs share a warehouse), the
 real http transport against the test collector.
@@ -22,19 +23,21 @@ from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES
 
 from lineage_udfs.settings import JobSettings, SinkSettings
-from lineage_udfs.spark.openlineage import claim as claims
-from lineage_udfs.spark.openlineage.claim import (
+from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage
+from lineage_udfs.spark.storage import claim as claims
+from lineage_udfs.spark.storage.claim import (
     CLAIM_TABLE,
+    EMISSION,
+    WRITE,
     ClaimTimeoutError,
     current_holder,
-    emission_claim,
+    warehouse_claim,
 )
-from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 from lineage_udfs.spark.storage.writes import Upsert
 
-WAITING = "is emitting to this warehouse; waiting for it"
+WAITING = "holds the warehouse claim; waiting for it"
 
 
 @pytest.fixture
@@ -96,7 +99,7 @@ def test_two_emissions_at_once_send_every_event_once(
     with ThreadPoolExecutor(max_workers=2) as pool:
         # both plan from the same (empty) watermark while another emission holds the claim,
         # then race for it when it is released: the race two jobs at once run
-        with emission_claim(tables, wait_seconds=60):
+        with warehouse_claim(tables, WRITE, wait_seconds=60):  # an extraction writing
             running: list[Future[EmitSummary]] = [
                 pool.submit(emit_openlineage, spark, settings) for _ in range(2)
             ]
@@ -128,7 +131,7 @@ def test_two_claims_at_once_give_it_to_one(tables: LineageTables) -> None:
 
     def claim(name: str) -> bool:
         barrier.wait()
-        with emission_claim(tables, wait_seconds=120, poll_seconds=0.5) as held:
+        with warehouse_claim(tables, EMISSION, wait_seconds=120, poll_seconds=0.5) as held:
             order.append(f"{name} in")
             time.sleep(3)  # longer than a claim takes: the other one must still be waiting
             order.append(f"{name} out")
@@ -146,22 +149,22 @@ def test_a_lapsed_claim_is_taken_over(
     tables: LineageTables, caplog: pytest.LogCaptureFixture
 ) -> None:
     # a holder whose driver died: claimed with a short lease, never renewed or released
-    dead = claims._acquire(tables, wait_seconds=5, lease_seconds=2, poll_seconds=0.5)
+    dead = claims._acquire(tables, EMISSION, wait_seconds=5, lease_seconds=15, poll_seconds=0.5)
     holder = current_holder(tables)
     assert holder is not None and holder.holder == dead.holder and not holder.free
     caplog.set_level(logging.INFO, logger="lineage_udfs")
     started = time.monotonic()
-    with emission_claim(tables, wait_seconds=60, poll_seconds=0.5) as taken:
+    with warehouse_claim(tables, EMISSION, wait_seconds=60, poll_seconds=0.5) as taken:
         assert taken.waited and time.monotonic() - started >= 1
         assert current_holder(tables).holder == taken.holder  # type: ignore[union-attr]
     assert any("lapsed without release" in r.getMessage() for r in caplog.records)
 
 
 def test_a_claim_held_too_long_stops_the_waiter_with_one_line(tables: LineageTables) -> None:
-    with emission_claim(tables, wait_seconds=5) as held:
+    with warehouse_claim(tables, EMISSION, wait_seconds=5) as held:
         with (
             pytest.raises(ClaimTimeoutError) as stopped,
-            emission_claim(tables, wait_seconds=2, poll_seconds=0.5),
+            warehouse_claim(tables, EMISSION, wait_seconds=2, poll_seconds=0.5),
         ):
             raise AssertionError("the claim was given twice")
         message = str(stopped.value)
@@ -173,7 +176,9 @@ def test_a_claim_held_too_long_stops_the_waiter_with_one_line(tables: LineageTab
 def test_the_holder_renews_its_lease_while_it_sends(tables: LineageTables) -> None:
     expiries: set[Any] = set()
     deadline = time.monotonic() + 180
-    with emission_claim(tables, wait_seconds=5, lease_seconds=60, renew_seconds=0.5) as held:
+    with warehouse_claim(
+        tables, EMISSION, wait_seconds=5, lease_seconds=60, renew_seconds=0.5
+    ) as held:
         while len(expiries) < 3:  # two renewals seen
             assert time.monotonic() < deadline, expiries
             row = tables.read(CLAIM_TABLE).first()

@@ -1,21 +1,22 @@
-"""One emission at a time per warehouse: the claim an emission holds while it plans and sends.
+"""One job at a time sends events from the warehouse or writes a batch into it: the claim.
 
 Two jobs that emit at once (two extracts over overlapping logs, or an extract and
 ``jobs/emit_openlineage.py``) would each plan from the same watermark and send the same events
-twice; they would also share the driver's spool. So an emission that has something to send
-first claims the one row of ``openlineage_claim``: a MERGE that takes the row only when it is
-free (released, or its lease lapsed). Two claims at once both read that row, so Delta lets one
-commit and makes the other retry on the new snapshot, where the row is taken: the claim holds
-exactly when the row, read back, names this emission.
+twice; they would also share the driver's spool. And an emission that reads while an extraction
+is between its ``queries`` commit and its edge commits sends runs without their column lineage,
+and its watermark then moves past them. So an emission with something to send, and the write
+stage of an extraction, first claim the one row of ``openlineage_claim``: a MERGE that takes the
+row only when it is free (released, or its lease lapsed). Two claims at once both read that row,
+so Delta lets one commit and makes the other retry on the new snapshot, where the row is taken:
+the claim holds exactly when the row, read back, names this holder.
 
-An emission that finds the claim held waits for its release (polling), then plans again from
-the watermark the holder recorded: it sends only what is still unsent. The holder renews its
-lease while it sends (a background thread); a holder whose driver died without releasing
-leaves a claim that lapses after :data:`LEASE_SECONDS`, and the next emission takes it over
-(with a warning). An emission that waits longer than ``openlineage.claim_wait_seconds`` stops
-with one line; its changes stay unsent and the next emission covers them.
+A job that finds the claim held waits for its release (polling); an emission then plans again
+from the watermark the holder recorded, so it sends only what is still unsent. The holder renews
+its lease while it works (a background thread); a holder whose driver died without releasing
+leaves a claim that lapses after :data:`LEASE_SECONDS`, and the next job takes it over (with a
+warning). A job that waits longer than ``openlineage.claim_wait_seconds`` stops with one line.
 
-An emission with nothing to send takes no claim and writes nothing (a no-op rerun adds no
+A job with nothing to send or write takes no claim and writes nothing (a no-op rerun adds no
 Delta version).
 """
 
@@ -43,7 +44,10 @@ from lineage_udfs.spark.storage.writes import Upsert
 logger = logging.getLogger(__name__)
 
 CLAIM_TABLE = "openlineage_claim"
-CLAIM_KEY = "emission"
+CLAIM_KEY = "warehouse"
+EMISSION = "emission"
+WRITE = "extraction write"
+"""The purposes a claim is held for."""
 LEASE_SECONDS = 300.0
 """How long a claim holds without renewal: a driver that died holding it blocks the next
 emission at most this long."""
@@ -54,7 +58,7 @@ POLL_SECONDS = 2.0
 
 
 class ClaimTimeoutError(LineageError):
-    """Another emission held the claim longer than ``openlineage.claim_wait_seconds``."""
+    """Another job held the claim longer than ``openlineage.claim_wait_seconds``."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,8 @@ class Holder:
     """Who holds (or last held) the claim, as its row says.
 
     Attributes:
-        holder: the emission's id.
+        holder: the holder's id.
+        purpose: what it holds the claim for (:data:`EMISSION`, :data:`WRITE`).
         host: its driver's host.
         application_id: its Spark application.
         claimed_at: when it claimed, ``YYYY-MM-DD HH:MM:SS`` (UTC).
@@ -71,6 +76,7 @@ class Holder:
     """
 
     holder: str
+    purpose: str | None
     host: str | None
     application_id: str | None
     claimed_at: str
@@ -79,7 +85,7 @@ class Holder:
 
     def describe(self) -> str:
         return (
-            f"emission {self.holder[:12]} on {self.host or '?'} "
+            f"{self.purpose or 'job'} {self.holder[:12]} on {self.host or '?'} "
             f"({self.application_id or '?'}, since {self.claimed_at} UTC)"
         )
 
@@ -89,9 +95,9 @@ class Claim:
     """A claim this emission holds.
 
     Attributes:
-        holder: this emission's id in the claim row.
-        waited: another emission held the claim when this one asked: what it planned before
-            may have been sent meanwhile.
+        holder: this job's id in the claim row.
+        waited: another job held the claim when this one asked: what it planned before may
+            have been sent or written meanwhile.
     """
 
     holder: str
@@ -106,6 +112,7 @@ def current_holder(tables: LineageTables) -> Holder | None:
         .where(F.col("claim") == CLAIM_KEY)
         .select(
             "holder",
+            "purpose",
             "host",
             "application_id",
             F.date_format(
@@ -121,30 +128,32 @@ def current_holder(tables: LineageTables) -> Holder | None:
     )
     if row is None:
         return None
-    return Holder(row[0], row[1], row[2], row[3], bool(row[4]), bool(row[5]))
+    return Holder(row[0], row[1], row[2], row[3], row[4], bool(row[5]), bool(row[6]))
 
 
 @contextmanager
-def emission_claim(
+def warehouse_claim(
     tables: LineageTables,
+    purpose: str,
     *,
     wait_seconds: float,
     lease_seconds: float = LEASE_SECONDS,
     renew_seconds: float = RENEW_SECONDS,
     poll_seconds: float = POLL_SECONDS,
 ) -> Iterator[Claim]:
-    """Hold the warehouse's emission claim for the ``with`` block: wait for it (at most
-    ``wait_seconds``), renew it every ``renew_seconds`` while the block runs, release it after.
+    """Hold the warehouse's claim for ``purpose`` during the ``with`` block: wait for it (at
+    most ``wait_seconds``), renew it every ``renew_seconds`` while the block runs, release it
+    after.
 
     Raises:
-        ClaimTimeoutError: the claim stayed held by another emission for ``wait_seconds``.
+        ClaimTimeoutError: the claim stayed held by another job for ``wait_seconds``.
     """
-    claim = _acquire(tables, wait_seconds, lease_seconds, poll_seconds)
+    claim = _acquire(tables, purpose, wait_seconds, lease_seconds, poll_seconds)
     stop = threading.Event()
     renewer = threading.Thread(
         target=_renew_until,
-        args=(tables, claim.holder, lease_seconds, renew_seconds, stop),
-        name="openlineage-claim-renewal",
+        args=(tables, claim.holder, purpose, lease_seconds, renew_seconds, stop),
+        name="warehouse-claim-renewal",
         daemon=True,
     )
     renewer.start()
@@ -154,17 +163,21 @@ def emission_claim(
         stop.set()
         renewer.join()
         try:
-            _write(tables, claim.holder, lease_seconds, released=True, mine_only=True)
-        except Exception as exc:  # the emission's own outcome (or error) is what counts
+            _write(tables, claim.holder, purpose, lease_seconds, released=True, mine_only=True)
+        except Exception as exc:  # the job's own outcome (or error) is what counts
             logger.warning(
-                "OpenLineage: releasing the emission claim failed (%s); it lapses in %.0f s",
+                "releasing the warehouse claim failed (%s); it lapses in %.0f s",
                 one_line(exc),
                 lease_seconds,
             )
 
 
 def _acquire(
-    tables: LineageTables, wait_seconds: float, lease_seconds: float, poll_seconds: float
+    tables: LineageTables,
+    purpose: str,
+    wait_seconds: float,
+    lease_seconds: float,
+    poll_seconds: float,
 ) -> Claim:
     tables.ensure(CLAIM_TABLE)
     holder = uuid.uuid4().hex
@@ -174,43 +187,52 @@ def _acquire(
     while True:
         current = current_holder(tables)
         if current is None or current.free:
-            _write(tables, holder, lease_seconds, released=False, mine_only=False)
+            _write(tables, holder, purpose, lease_seconds, released=False, mine_only=False)
             now_held = current_holder(tables)
             if now_held is not None and now_held.holder == holder:
                 if current is not None and not current.released:
                     logger.warning(
-                        "OpenLineage: the claim of %s lapsed without release (its driver "
-                        "stopped?); this emission takes it over",
+                        "the warehouse claim of %s lapsed without release (its driver "
+                        "stopped?); this %s takes it over",
                         current.describe(),
+                        purpose,
                     )
                 return Claim(holder, waited)
             current = now_held  # another emission claimed it first
         if current is not None and current.holder != told:
             told = current.holder
             logger.info(
-                "OpenLineage: %s is emitting to this warehouse; waiting for it (at most %.0f s)",
+                "%s: %s holds the warehouse claim; waiting for it (at most %.0f s)",
+                purpose,
                 current.describe(),
                 wait_seconds,
             )
         if time.monotonic() >= deadline:
             raise ClaimTimeoutError(
-                "another OpenLineage emission held the claim for longer than "
+                f"{purpose}: another job held the warehouse claim for longer than "
                 f"openlineage.claim_wait_seconds={wait_seconds:g}"
                 + (f" ({current.describe()})" if current is not None else "")
-                + ": nothing sent; the next emission sends these changes"
+                + ": stopped before it began; the next run does its work"
             )
         waited = True
         time.sleep(poll_seconds)
 
 
 def _write(
-    tables: LineageTables, holder: str, lease_seconds: float, *, released: bool, mine_only: bool
+    tables: LineageTables,
+    holder: str,
+    purpose: str,
+    lease_seconds: float,
+    *,
+    released: bool,
+    mine_only: bool,
 ) -> None:
     """Take the claim (where it is free; ``mine_only``: renew or release this holder's own)."""
     now = datetime.now(UTC)
     row: tuple[Any, ...] = (
         CLAIM_KEY,
         holder,
+        purpose,
         socket.gethostname(),
         tables.spark.sparkContext.applicationId,
         now,
@@ -252,6 +274,7 @@ def _keep_claimed_at(tables: LineageTables, rows: Any) -> Any:
 def _renew_until(
     tables: LineageTables,
     holder: str,
+    purpose: str,
     lease_seconds: float,
     renew_seconds: float,
     stop: threading.Event,
@@ -260,6 +283,6 @@ def _renew_until(
     then lapses after the lease and a waiting emission may take it over)."""
     while not stop.wait(renew_seconds):
         try:
-            _write(tables, holder, lease_seconds, released=False, mine_only=True)
-        except Exception as exc:  # a renewal must never kill the emission
-            logger.warning("OpenLineage: renewing the emission claim failed: %s", one_line(exc))
+            _write(tables, holder, purpose, lease_seconds, released=False, mine_only=True)
+        except Exception as exc:  # a renewal must never kill the job
+            logger.warning("renewing the warehouse claim failed: %s", one_line(exc))
