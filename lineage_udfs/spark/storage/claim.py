@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -102,6 +102,7 @@ class Claim:
 
     holder: str
     waited: bool
+    claimed_at: datetime
 
 
 def current_holder(tables: LineageTables) -> Holder | None:
@@ -152,7 +153,7 @@ def warehouse_claim(
     stop = threading.Event()
     renewer = threading.Thread(
         target=_renew_until,
-        args=(tables, claim.holder, purpose, lease_seconds, renew_seconds, stop),
+        args=(tables, claim, purpose, lease_seconds, renew_seconds, stop),
         name="warehouse-claim-renewal",
         daemon=True,
     )
@@ -163,7 +164,7 @@ def warehouse_claim(
         stop.set()
         renewer.join()
         try:
-            _write(tables, claim.holder, purpose, lease_seconds, released=True, mine_only=True)
+            _write(tables, claim, purpose, lease_seconds, released=True)
         except Exception as exc:  # the job's own outcome (or error) is what counts
             logger.warning(
                 "releasing the warehouse claim failed (%s); it lapses in %.0f s",
@@ -187,7 +188,8 @@ def _acquire(
     while True:
         current = current_holder(tables)
         if current is None or current.free:
-            _write(tables, holder, purpose, lease_seconds, released=False, mine_only=False)
+            claim = Claim(holder, waited, datetime.now(UTC))
+            _write(tables, claim, purpose, lease_seconds, released=False, taking=True)
             now_held = current_holder(tables)
             if now_held is not None and now_held.holder == holder:
                 if current is not None and not current.released:
@@ -197,8 +199,8 @@ def _acquire(
                         current.describe(),
                         purpose,
                     )
-                return Claim(holder, waited)
-            current = now_held  # another emission claimed it first
+                return claim
+            current = now_held  # another job claimed it first
         if current is not None and current.holder != told:
             told = current.holder
             logger.info(
@@ -220,60 +222,41 @@ def _acquire(
 
 def _write(
     tables: LineageTables,
-    holder: str,
+    claim: Claim,
     purpose: str,
     lease_seconds: float,
     *,
     released: bool,
-    mine_only: bool,
+    taking: bool = False,
 ) -> None:
-    """Take the claim (where it is free; ``mine_only``: renew or release this holder's own)."""
+    """Take the claim where it is free (``taking``), else renew or release ``claim``'s own."""
     now = datetime.now(UTC)
     row: tuple[Any, ...] = (
         CLAIM_KEY,
-        holder,
+        claim.holder,
         purpose,
         socket.gethostname(),
         tables.spark.sparkContext.applicationId,
-        now,
+        claim.claimed_at,
         now if released else now + timedelta(seconds=lease_seconds),
         now if released else None,
     )
+
+    def free(s: str, t: str) -> Column:
+        return F.col(f"{t}.released_at").isNotNull() | (
+            F.col(f"{t}.expires_at") <= F.col(f"{s}.claimed_at")
+        )
+
+    def own(s: str, t: str) -> Column:
+        return (F.col(f"{t}.holder") == F.col(f"{s}.holder")) & F.col(f"{t}.released_at").isNull()
+
     rows = tables.spark.createDataFrame([row], OPENLINEAGE_CLAIM.schema)
-    prefer: Callable[[str, str], Column]
-    if mine_only:
-
-        def prefer(s: str, t: str) -> Column:
-            return (F.col(f"{t}.holder") == F.col(f"{s}.holder")) & F.col(
-                f"{t}.released_at"
-            ).isNull()
-
-        rows = rows.withColumn("claimed_at", F.lit(None).cast("timestamp"))
-        rows = _keep_claimed_at(tables, rows)
-    else:
-
-        def prefer(s: str, t: str) -> Column:
-            return F.col(f"{t}.released_at").isNotNull() | (
-                F.col(f"{t}.expires_at") <= F.col(f"{s}.claimed_at")
-            )
-
-    tables.write(CLAIM_TABLE, Upsert(rows, prefer=prefer))
-
-
-def _keep_claimed_at(tables: LineageTables, rows: Any) -> Any:
-    """A renewal or release keeps the time the holder claimed (read from the stored row)."""
-    stored = tables.read(CLAIM_TABLE).select("claim", F.col("claimed_at").alias("_claimed"))
-    return (
-        rows.drop("claimed_at")
-        .join(stored, "claim", "left")
-        .withColumn("claimed_at", F.coalesce("_claimed", F.current_timestamp()))
-        .select(*OPENLINEAGE_CLAIM.columns)
-    )
+    tables.write(CLAIM_TABLE, Upsert(rows, prefer=free if taking else own))
 
 
 def _renew_until(
     tables: LineageTables,
-    holder: str,
+    claim: Claim,
     purpose: str,
     lease_seconds: float,
     renew_seconds: float,
@@ -283,6 +266,6 @@ def _renew_until(
     then lapses after the lease and a waiting emission may take it over)."""
     while not stop.wait(renew_seconds):
         try:
-            _write(tables, holder, purpose, lease_seconds, released=False, mine_only=True)
+            _write(tables, claim, purpose, lease_seconds, released=False)
         except Exception as exc:  # a renewal must never kill the job
             logger.warning("renewing the warehouse claim failed: %s", one_line(exc))

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 from support.collector import Collector
-from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES
+from support.emit_rows import EXPECTED_EVENTS
+from support.emit_tables import http_settings
 
-from lineage_udfs.settings import JobSettings, SinkSettings
 from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage
 from lineage_udfs.spark.storage import claim as claims
 from lineage_udfs.spark.storage.claim import (
@@ -33,47 +33,9 @@ from lineage_udfs.spark.storage.claim import (
     current_holder,
     warehouse_claim,
 )
-from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
-from lineage_udfs.spark.storage.writes import Upsert
 
 WAITING = "holds the warehouse claim; waiting for it"
-
-
-@pytest.fixture
-def tables(spark: SparkSession, tmp_path: Path) -> LineageTables:
-    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "lineage")))
-    for name, rows in (
-        ("queries", QUERIES),
-        ("parsed_statements", PARSED),
-        ("column_lineage", EDGES),
-    ):
-        tables.ensure(name)
-        schema = TABLES[name].schema
-        data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
-        tables.write(name, Upsert(spark.createDataFrame(data, schema)))
-    return tables
-
-
-@pytest.fixture
-def collector() -> Iterator[Collector]:
-    server = Collector().start()
-    yield server
-    server.stop()
-
-
-def _settings(tables: LineageTables, collector: Collector, spool: Path) -> JobSettings:
-    return JobSettings.model_validate(
-        {
-            "sink": tables.sink.model_dump(),
-            "openlineage": {
-                "enabled": True,
-                "job_namespace": "lw-test",
-                "transport": {"type": "http", "url": collector.url, "retries": 0, "timeout": 5},
-                "spool": {"path": str(spool)},
-            },
-        }
-    )
 
 
 def _waiting(caplog: pytest.LogCaptureFixture) -> int:
@@ -95,7 +57,7 @@ def test_two_emissions_at_once_send_every_event_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="lineage_udfs")
-    settings = _settings(tables, collector, tmp_path / "spool")
+    settings = http_settings(tables, collector, tmp_path / "spool")
     with ThreadPoolExecutor(max_workers=2) as pool:
         # both plan from the same (empty) watermark while another emission holds the claim,
         # then race for it when it is released: the race two jobs at once run
