@@ -23,12 +23,13 @@ class Catalog:
     @classmethod
     def read(cls, store: LineageStore) -> Catalog:
         kinds: dict[str, str] = {}
-        for row in store.rows("table_lineage", columns=["source_table", "target_table"]):
+        ends = ["source_table", "target_table"]  # graph nodes: aliases stitched
+        for row in store.stitched(store.rows("table_lineage", columns=ends), *ends):
             kinds.setdefault(row["source_table"], "table")
             kinds.setdefault(row["target_table"], "table")
         columns: dict[str, set[str]] = defaultdict(set)
         wanted = ["source_table", "source_column", "target_table", "target_column"]
-        for row in store.rows("column_lineage", columns=wanted):
+        for row in store.stitched(store.rows("column_lineage", columns=wanted), *ends):
             kinds.setdefault(row["source_table"], "table")
             kinds.setdefault(row["target_table"], "table")
             if row["source_column"]:

@@ -298,7 +298,8 @@ def _table_reading(
     out: dict[str, set[str]] = {}
     for row in store.rows("parsed_statements", columns=["fingerprint", "sources", "intermediates"]):
         fp = row["fingerprint"]
-        read = (set(row["sources"] or ()) - set(row["intermediates"] or ())) & tables
+        sources = set(row["sources"] or ()) - set(row["intermediates"] or ())
+        read = {store.node_of(t) for t in sources} & tables
         read = {t for t in read if fp not in known[t]}
         if read:
             out[fp] = read
@@ -329,7 +330,8 @@ def impact(store: LineageStore, changes: list[Change], days: int = 30) -> tuple[
         raise CliError("no change given: --drop-column, --rename-column, --change-type,"
                        " --add-column or a SQL file")  # fmt: skip
     catalog = Catalog.read(store)
-    edges = store.rows("column_lineage")
+    # over graph nodes: an edge stored under an alias (a path) is an edge of its node
+    edges = store.stitched(store.rows("column_lineage"), "source_table", "target_table")
     changed: list[Col] = []
     changes = [replace(c, table=store.follow(c.table)) for c in changes]  # aliases: their node
     for change in changes:

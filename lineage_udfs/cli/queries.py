@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+from collections import defaultdict
 from typing import Any
 
 from lineage_udfs.cli.model import ALL, Answer, Graph, GraphEdge, GraphNode, Page
@@ -241,10 +242,13 @@ def add_table_edges(
 ) -> dict[str, int]:
     """Draw every table and column edge between ``members`` (pushed-down scans); returns how
     many columns column lineage mentions of each member (on any edge)."""
-    inside = all_of(isin("source_table", members), isin("target_table", members))
-    for row in store.rows("table_lineage", inside, ["source_table", "target_table", "edge_kind"]):
+    names = store.names_of(members)  # the members and their aliases: edges stitched
+    inside = all_of(isin("source_table", names), isin("target_table", names))
+    ends = ("source_table", "target_table")
+    table_edges = store.rows("table_lineage", inside, [*ends, "edge_kind"])
+    for row in store.stitched(table_edges, *ends):
         graph.edge(row["source_table"], row["target_table"]).add_kind(row["edge_kind"])
-    for row in store.rows("column_lineage", inside, COLUMN_EDGE):
+    for row in store.stitched(store.rows("column_lineage", inside, COLUMN_EDGE), *ends):
         src, dst = row["source_table"], row["target_table"]
         edge = graph.edge(src, dst)
         edge.add_kind(row["edge_kind"])
@@ -261,13 +265,21 @@ def column_counts(store: LineageStore, tables: set[str]) -> dict[str, int]:
     DataFusion: a hub's column edges are not read into Python)."""
     if not tables:
         return {}
+    names = store.names_of(tables)
     sides = " UNION ALL ".join(
         f"SELECT {side}_table AS t, {side}_column AS c FROM column_lineage "
-        f"WHERE {isin(f'{side}_table', tables)} AND {side}_column IS NOT NULL"
+        f"WHERE {isin(f'{side}_table', names)} AND {side}_column IS NOT NULL"
         for side in ("source", "target")
     )
-    found = store.sql(f"SELECT t, count(DISTINCT c) AS n FROM ({sides}) AS s GROUP BY t")
-    return dict(zip(found.column("t").to_pylist(), found.column("n").to_pylist(), strict=True))
+    if names == set(tables):
+        found = store.sql(f"SELECT t, count(DISTINCT c) AS n FROM ({sides}) AS s GROUP BY t")
+        return dict(zip(found.column("t").to_pylist(), found.column("n").to_pylist(), strict=True))
+    # aliases among them: a node's columns are those of all its names
+    pairs = store.sql(f"SELECT DISTINCT t, c FROM ({sides}) AS s")
+    columns: dict[str, set[str]] = defaultdict(set)
+    for t, c in zip(pairs.column("t").to_pylist(), pairs.column("c").to_pylist(), strict=True):
+        columns[store.node_of(t)].add(c)
+    return {t: len(c) for t, c in columns.items()}
 
 
 COLUMN_EDGE = [
@@ -306,9 +318,10 @@ def _columns(
         node.add_column(row[f"{other}_column"])
         distance = row["min_distance"]
         node.distance = distance if node.distance is None else min(node.distance, distance)
-    tables = {t for t, _ in members}
-    inside = all_of(isin("source_table", tables), isin("target_table", tables))
-    for row in store.rows("column_lineage", inside, COLUMN_EDGE):
+    names = store.names_of({t for t, _ in members})  # and their aliases: edges stitched
+    inside = all_of(isin("source_table", names), isin("target_table", names))
+    edges = store.rows("column_lineage", inside, COLUMN_EDGE)
+    for row in store.stitched(edges, "source_table", "target_table"):
         src = (row["source_table"], row["source_column"])
         dst = (row["target_table"], row["target_column"])
         if src in members and dst in members:

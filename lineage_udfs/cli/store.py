@@ -61,6 +61,7 @@ TABLES: tuple[str, ...] = (
     "openlineage_events",
     "dataset_aliases",
     "openlineage_symlinks",
+    "openlineage_claim",
 )
 """Every table the job writes (the names of ``lineage_udfs.spark.storage.schemas.TABLES``, without
 Spark), in the same order."""
@@ -260,6 +261,25 @@ class LineageStore:
             if found not in self.followed:
                 self.followed.append(found)
         return answer
+
+    def node_of(self, name: str) -> str:
+        """The graph node of a name as the edge tables store it: itself, unless a
+        ``dataset_aliases`` link that holds merges it into another node (as the graph stage
+        stitches the edges)."""
+        return self._alias_nodes().get(name, name)
+
+    def names_of(self, nodes: Iterable[str]) -> set[str]:
+        """Every name the edge tables may store ``nodes`` under: the nodes and their aliases."""
+        wanted = set(nodes)
+        return wanted | {a for a, n in self._alias_nodes().items() if n in wanted}
+
+    def stitched(self, rows: list[Row], *columns: str) -> list[Row]:
+        """``rows`` with the table names in ``columns`` replaced by their graph node
+        (:meth:`node_of`); the rows themselves when no alias link holds."""
+        nodes = self._alias_nodes()
+        if not nodes:
+            return rows
+        return [{**r, **{c: nodes.get(r[c], r[c]) for c in columns}} for r in rows]
 
     def _alias_nodes(self) -> dict[str, str]:
         """Name → its graph node, for every name of a ``dataset_aliases`` link that holds."""

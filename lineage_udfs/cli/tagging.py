@@ -124,7 +124,7 @@ def tags_of(store: LineageStore, name: str) -> Answer:
     for r in rows:
         tagged_with[r["tag"]].add((r["table_name"], r["column_name"]))
     members = [*own, *flow]
-    edges = store.rows("column_lineage")
+    edges = store.stitched(store.rows("column_lineage"), "source_table", "target_table")
     stops = _stops(members, edges, tagged_with)
     stops = [s for s in stops if not any(_out(m)["column"] == s["column"] and
                                           m["tag"] == s["tag"] for m in members)]  # fmt: skip
@@ -178,7 +178,7 @@ def pii(store: LineageStore, tag: str = "pii", days: int = 30) -> Answer:
     by_table: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         by_table[r["table_name"]].append(r)
-    edges = store.rows("column_lineage")
+    edges = store.stitched(store.rows("column_lineage"), "source_table", "target_table")
     reading = _fingerprints_reading(edges)
     held = {(r["table_name"], r["column_name"]) for r in rows if r["status"] in HOLDS}
     fps = {fp for col in held for fp in reading.get(col, ())}

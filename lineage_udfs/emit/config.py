@@ -156,6 +156,9 @@ class OpenLineageSettings(_Strict):
         symlinks: list each dataset's other names (the ``dataset_aliases`` links that hold at
             ``graph.alias_min_confidence``) in its ``symlinks`` facet; the statements of a
             dataset whose names changed since the last emission are emitted again.
+        claim_wait_seconds: how long an emission, or an extraction's write stage, waits for
+            another job holding the warehouse claim (``openlineage_claim``: an emission sending
+            or a write stage writing) before it stops with one line.
         spool: reliability buffer for events the transport could not deliver (http, kafka).
     """
 
@@ -170,6 +173,7 @@ class OpenLineageSettings(_Strict):
     scope: Literal["incremental", "all"] = "incremental"
     indirect_lineage: Literal["dataset", "fields"] = "dataset"
     symlinks: bool = True
+    claim_wait_seconds: float = Field(default=1800.0, gt=0)
     spool: SpoolSettings = Field(default_factory=SpoolSettings)
 
     @field_validator("producer", mode="before")

@@ -245,6 +245,7 @@ def run_graph(spark: SparkSession, settings: JobSettings, *, full_refresh: bool)
                 tables,
                 settings.tags,
                 full_refresh=full_refresh or settings.graph.full_refresh,
+                alias_min_confidence=settings.graph.alias_min_confidence,
             )
         return summary
 

@@ -88,17 +88,24 @@ GRAPH_CODE = "/lineage_udfs/spark/graph/"
 GRAPHFRAMES_CODE = ("GraphFrame.scala", "Pregel.scala", "ConnectedComponents.scala")
 
 
+GRAPH_JOBS_BEFORE_KILL = 3
+"""The graph-stage job at whose start the executor dies: a few jobs in, so the stage has work
+(and cached or checkpointed results) on both executors."""
+
+
 def graphframes_job() -> Callable[[Event], bool]:
-    """Accepts a job of GraphFrames' algorithms (connected components: Pregel rounds) once the
-    graph stage has started (a job called from ``lineage_udfs/spark/graph/``). Fed every
-    event in order."""
-    in_graph = False
+    """Accepts the :data:`GRAPH_JOBS_BEFORE_KILL`-th job of the graph stage: one called from
+    ``lineage_udfs/spark/graph/`` or one of GraphFrames' algorithms (connected components,
+    Pregel rounds). Fed every event in order. (GraphFrames' own jobs carry its Scala call
+    sites only with some algorithms; the stage's Python call sites are always there.)"""
+    seen = 0
 
     def accepts(event: Event) -> bool:
-        nonlocal in_graph
+        nonlocal seen
         names = _stage_names(event)
-        in_graph = in_graph or any(GRAPH_CODE in n for n in names)
-        return in_graph and any(code in n for code in GRAPHFRAMES_CODE for n in names)
+        if any(GRAPH_CODE in n or any(c in n for c in GRAPHFRAMES_CODE) for n in names):
+            seen += 1
+        return seen == GRAPH_JOBS_BEFORE_KILL and bool(names)
 
     return accepts
 

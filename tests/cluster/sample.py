@@ -170,6 +170,9 @@ VOLATILE: dict[str, frozenset[str]] = {
     "openlineage_emissions": frozenset({"emission_id", "started_at", "ended_at"}),
     "source_state": frozenset({"run_id", "committed_at"}),
     "catalog_columns": frozenset({"imported_at"}),
+    "openlineage_claim": frozenset(
+        {"holder", "purpose", "host", "application_id", "claimed_at", "expires_at", "released_at"}
+    ),
 }
 """Columns that differ between two runs of the same input: ids and times of the run itself."""
 RUN_LOGS = frozenset({"lineage_runs", "openlineage_emissions"})

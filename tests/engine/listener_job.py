@@ -18,9 +18,13 @@ lines (``--table-locations``): the catalog's table ↔ location export that
 Usage (from the repository root; the jars come from Maven Central, or the repositories of
 ``LINEAGE_MAVEN_REPOSITORIES``)::
 
-    .venv/bin/python tests/engine/listener_job.py --workdir /tmp/ol-testbed \\
+    .venv/bin/python tests/engine/listener_job.py --workdir "$(mktemp -d)" \\
         --events tests/data/openlineage/spark_listener/events.jsonl \\
-        --table-locations tests/data/openlineage/spark_listener/table_locations.jsonl
+        --table-locations tests/data/openlineage/spark_listener/table_locations.jsonl \\
+        --record-root /testbed
+
+``--record-root`` writes the work directory as that root in both files, so what is recorded
+names no folder of the machine that made it.
 """
 
 from __future__ import annotations
@@ -157,8 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--table-locations", type=Path, required=True, help="DESCRIBE DETAIL export (JSONL)"
     )
+    ap.add_argument(
+        "--record-root", help="write the work directory as this root in both output files"
+    )
     args = ap.parse_args(argv)
-    run(args.workdir.resolve(), args.events.resolve(), args.table_locations.resolve())
+    workdir = args.workdir.resolve()
+    run(workdir, args.events.resolve(), args.table_locations.resolve())
+    if args.record_root:
+        for path in (args.events, args.table_locations):
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace(str(workdir), args.record_root), encoding="utf-8")
     return 0
 
 

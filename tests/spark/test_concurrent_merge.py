@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.spark.extract import stage as extract_stage
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
 from lineage_udfs.spark.storage import writes
@@ -211,6 +212,9 @@ def test_a_retried_edge_merge_derives_its_rows_again(
     for log in (b_log, a_log):  # B's commit comes first in the race: the same order
         assert extract(spark, _extract_settings(serial_base, log)).status == "succeeded"
 
+    # write stages take turns through the warehouse claim; the MERGE's own retry still guards
+    # writers the claim does not order (one whose claim lapsed): race them without it
+    monkeypatch.setattr(extract_stage, "warehouse_claim", _no_claim)
     with (
         caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"),
         _first_merge_held(monkeypatch, "table_lineage", "fingerprint", tmp_path) as wait,
@@ -227,6 +231,11 @@ def test_a_retried_edge_merge_derives_its_rows_again(
     assert sorted(r["source_table"] for r in edges) == ["raw.c"]  # B's definition only
     serial = LineageTables(spark, SinkSettings(base_path=str(serial_base)))
     assert _rows_of(racing, EXTRACT_TABLES) == _rows_of(serial, EXTRACT_TABLES)
+
+
+@contextmanager
+def _no_claim(*args: object, **kwargs: object) -> Iterator[None]:
+    yield
 
 
 # --- a graph-stage MERGE retried -----------------------------------------------------------------

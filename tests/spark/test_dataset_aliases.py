@@ -20,6 +20,7 @@ from lineage_udfs.settings import (
     JobSettings,
     SinkSettings,
     SourceSettings,
+    TagSettings,
 )
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
@@ -267,7 +268,11 @@ def _cli(base: Path, *args: str) -> tuple[dict[str, Any], str]:
 
 def test_every_command_follows_an_alias_to_its_node(spark: SparkSession, tmp_path: Path) -> None:
     events, log = _warehouse(tmp_path, start_time="2026-11-01T06:00:00Z", user_name="etl")
-    settings = _settings(events, log, tmp_path / "wh")
+    tags = tmp_path / "tags.yaml"
+    tags.write_text("tags:\n  - column: main.raw.orders.id\n    tags: [pii]\n", encoding="utf-8")
+    settings = _settings(events, log, tmp_path / "wh").model_copy(
+        update={"tags": TagSettings(enabled=True, file=str(tags))}
+    )
     run_extract(spark, settings, environ={})
     base = str(tmp_path / "wh")
     path, node = "file:/wh/raw.db/orders", "main.raw.orders"
@@ -291,7 +296,17 @@ def test_every_command_follows_an_alias_to_its_node(spark: SparkSession, tmp_pat
     assert column["aliases_followed"] == [{"name": "raw.orders.id", "node": f"{node}.id"}]
     impact, _ = _cli(Path(base), "impact", "--drop-column", f"{path}.id")
     assert impact["aliases_followed"] == [{"name": path, "node": node}]
-    assert [r["column"] for r in impact["rows"]] == [f"{node}.id"]
+    # the listener's edge from the path is an edge of the node: its target breaks
+    assert [(r["column"], r["impact"]) for r in impact["rows"]] == [
+        (f"{node}.id", "changed"),
+        ("file:/wh/clean/orders.id", "breaking"),
+    ]
+    # a tag declared on the node flows over the edge stored under its path
+    tagged, _ = _cli(Path(base), "tags", "raw.orders.id")
+    assert {(r["column"], r["status"]) for r in tagged["rows"]} == {
+        (f"{node}.id", "declared"),
+        ("file:/wh/clean/orders.id", "propagated"),
+    }
     # the activity commands answer for the node too
     for command in ("owner", "usage", "freshness"):
         answer, err = _cli(Path(base), command, path)

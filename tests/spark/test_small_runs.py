@@ -15,6 +15,7 @@ from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.pipeline import run_extract
 from lineage_udfs.spark.runtime.preflight import input_listing
+from lineage_udfs.spark.storage.claim import CLAIM_TABLE
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -64,6 +65,10 @@ def test_rerun_with_nothing_new_adds_no_delta_version(spark: SparkSession, tmp_p
         for name in TABLES
         if after_first[name] > before_first[name]
     }
+    # the warehouse claim: taken and released by the write stage and by the emission (renewed
+    # each minute they work)
+    claim = history.pop(CLAIM_TABLE)
+    assert len(claim) >= 2 and set(claim) == {"MERGE"}, claim
     assert all(len(ops) <= 1 for ops in history.values()), history
 
     second = run_extract(spark, settings)

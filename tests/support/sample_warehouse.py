@@ -29,6 +29,13 @@ class SampleWarehouse:
     overlay: Path
     settings: JobSettings
 
+    @classmethod
+    def at(cls, root: Path) -> SampleWarehouse:
+        """The warehouse ``build_sample_warehouse`` built under ``root`` (by another process)."""
+        overlay = root / "overlay.yaml"
+        settings = load_settings([ROOT / "conf" / "base.yaml", overlay])
+        return cls(root, root / "lineage", overlay, settings)
+
 
 def _overlay(root: Path) -> dict[str, object]:
     local = yaml.safe_load((ROOT / "conf" / "local.yaml").read_text(encoding="utf-8"))

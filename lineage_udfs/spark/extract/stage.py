@@ -73,6 +73,7 @@ from lineage_udfs.spark.parse.udfs import parser_version
 from lineage_udfs.spark.runtime.checkpoints import run_checkpoints
 from lineage_udfs.spark.runtime.concurrency import in_background
 from lineage_udfs.spark.runtime.preflight import check_sink_writable, input_listing
+from lineage_udfs.spark.storage.claim import WRITE, warehouse_claim
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +193,10 @@ def _stages(ctx: RunContext, inputs: Inputs) -> dict[str, int]:
                 logger.info("every row of the batch is stored already: no MERGE needed")
                 tally_outcomes(ctx, batch.fingerprints)
             else:
-                write_batch(ctx, rows, batch, parsed)
+                # an emission never reads the batch half-written (queries without their edges)
+                wait = ctx.settings.openlineage.claim_wait_seconds
+                with warehouse_claim(ctx.tables, WRITE, wait_seconds=wait):
+                    write_batch(ctx, rows, batch, parsed)
     return versions
 
 

@@ -2,8 +2,9 @@
 
 Declarations (``core.tags``: the tags file, the source exports of ``tags.sources``, the name
 rules) become one declared row per (column, tag), the strongest declaration's
-(``core.tags.RULE_ORDER``). Each tag then spreads from its declared columns over the column
-edges (``graph.kernels.spread_tag``, in Spark tasks over the broadcast arrays):
+(``core.tags.RULE_ORDER``; ``graph.tag_declarations``). Each tag then spreads from its
+declared columns over the column edges (``graph.kernels.spread_tag``, in Spark tasks over the
+broadcast arrays):
 
 * DIRECT edges of subtype IDENTITY and TRANSFORMATION carry it; AGGREGATION carries it unless
   ``tags.carry_aggregation`` is off (``count(*)`` reads no column, so it has no edge at all);
@@ -38,7 +39,6 @@ vacuumed); and on a ``--full-refresh``. A run whose inputs are the recorded ones
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
 import time
@@ -47,27 +47,29 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import yaml
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lineage_udfs.core.errors import InputError, one_line
+from lineage_udfs.core.errors import one_line
 from lineage_udfs.core.tags import (
-    RULE_ORDER,
-    Declaration,
     name_rule_declarations,
-    parse_tags_file,
 )
-from lineage_udfs.settings import TagSettings, TagSourceSettings
-from lineage_udfs.sources.tags import tag_export
+from lineage_udfs.settings import TagSettings
 from lineage_udfs.spark.graph.arrays import _to_arrow, in_tasks
 from lineage_udfs.spark.graph.frames import SEP, dense_ids
 from lineage_udfs.spark.graph.kernels import Csr, Flags, spread_tag, weak_reach
 from lineage_udfs.spark.graph.options import cut
 from lineage_udfs.spark.graph.scope import changed_rows
 from lineage_udfs.spark.graph.state import table_id
+from lineage_udfs.spark.graph.stitch import names_digest, stitch_names, stitched
+from lineage_udfs.spark.graph.tag_declarations import (
+    column_refs,
+    declared_rows,
+    file_declarations,
+    source_declarations,
+)
 from lineage_udfs.spark.storage.digest import frame_digest
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -79,6 +81,8 @@ TAGS_TABLE = "column_tags"
 STATE_KEY = "column_tags_inputs"
 """Key of the state a tag run records with its commit: the ``column_lineage`` version it read."""
 INPUT_ID = "column_lineage_id"
+ALIASES_KEY = "aliases"
+"""Key of the digest of the alias links that held (``graph.stitch``), when any did."""
 """Key of the recorded ``column_lineage`` table id (``graph.state.table_id``)."""
 MAINTENANCE = ("OPTIMIZE",)
 """Operations of commits that may follow a tag run's without changing a row (compaction)."""
@@ -109,112 +113,6 @@ class TagSummary:
     """Rows the commit inserted plus those it deleted (a full recompute: all rows written)."""
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)
-
-
-# --- declarations ---------------------------------------------------------------------------
-
-
-def file_declarations(spark: SparkSession, path: str | None) -> list[Declaration]:
-    """The declarations of the tags file at ``path`` (read through Spark: any file system)."""
-    if path is None:
-        return []
-    try:
-        rows = spark.read.text(path, wholetext=True).collect()
-    except Exception as exc:
-        raise InputError(f"cannot read the tags file {path}: {one_line(exc)}") from exc
-    if not rows:
-        raise InputError(f"cannot read the tags file {path}: no such file")
-    try:
-        data = yaml.safe_load(rows[0][0])
-    except yaml.YAMLError as exc:
-        raise InputError(f"tags file {path}: not YAML or JSON: {one_line(exc)}") from exc
-    return parse_tags_file(data, f"tags file {path}")
-
-
-def source_declarations(spark: SparkSession, source: TagSourceSettings) -> DataFrame:
-    """The (ref, tag, rank, rule, value) rows of one tag export (``sources.tags``)."""
-    rows = tag_export(spark, source)
-    return rows.select(
-        F.concat_ws(SEP, "table_name", "column_name").alias("ref"),
-        "tag",
-        F.lit(RULE_ORDER.index("source")).alias("rank"),
-        "rule",
-        "value",
-    )
-
-
-def declared_rows(
-    spark: SparkSession, refs: DataFrame, declarations: list[Declaration], exports: list[DataFrame]
-) -> DataFrame:
-    """One ``(ref, tag, rule, value)`` row per declared (column, tag): the strongest
-    declaration's (``core.tags.precedence``). ``refs``: ``(ref)`` the columns patterns match."""
-    schema = "ref string, tag string, rank int, rule string, value string"
-    explicit = spark.createDataFrame(
-        [
-            (_sep_ref(d.column), d.tag, RULE_ORDER.index(d.kind), d.rule, d.value)
-            for d in declarations
-            if d.column is not None
-        ],
-        schema,
-    )
-    globbed = [d for d in declarations if d.column is None]
-    found = [explicit, *exports]
-    if globbed:
-        patterns = spark.createDataFrame(
-            [
-                (
-                    "^" + fnmatch.translate(_glob(d)),
-                    d.kind == "name rule",
-                    d.tag,
-                    RULE_ORDER.index(d.kind),
-                    d.rule,
-                    d.value,
-                )
-                for d in globbed
-                if d.pattern is not None
-            ],
-            "regex string, on_column boolean, tag string, rank int, rule string, value string",
-        )
-        name = F.split(F.col("ref"), SEP)
-        dotted = F.concat_ws(".", name.getItem(0), F.get(name, 1))
-        subject = F.when(F.col("on_column"), F.get(name, 1)).otherwise(dotted)
-        found.append(
-            refs.crossJoin(F.broadcast(patterns))
-            .where(F.regexp_like(subject, F.col("regex")))
-            .select("ref", "tag", "rank", "rule", "value")
-        )
-    rows = found[0]
-    for more in found[1:]:
-        rows = rows.unionByName(more)
-    best = F.min(F.struct("rank", "rule", F.coalesce("value", F.lit("")).alias("v"), "value"))
-    return (
-        rows.groupBy("ref", "tag")
-        .agg(best.alias("b"))
-        .select("ref", "tag", F.col("b.rule").alias("rule"), F.col("b.value").alias("value"))
-    )
-
-
-def _glob(d: Declaration) -> str:
-    """The glob of a pattern declaration (a name rule's is matched on the column name)."""
-    assert d.pattern is not None
-    return d.pattern
-
-
-def _sep_ref(dotted: str) -> str:
-    table, _, column = dotted.rpartition(".")
-    return f"{table}{SEP}{column}"
-
-
-def column_refs(column_lineage: DataFrame) -> DataFrame:
-    """``(ref)``: every column the column lineage names, at either end of any edge."""
-    ends = [("source_table", "source_column"), ("target_table", "target_column")]
-    frames = [
-        column_lineage.where(F.col(t).isNotNull() & F.col(c).isNotNull()).select(
-            F.concat_ws(SEP, t, c).alias("ref")
-        )
-        for t, c in ends
-    ]
-    return frames[0].union(frames[1]).distinct()
 
 
 # --- edges and propagation ------------------------------------------------------------------
@@ -448,6 +346,8 @@ def distrust(
     ]
     if stored.get("settings") != state["settings"]:
         return "the tag settings changed"
+    if stored.get(ALIASES_KEY, "") != state.get(ALIASES_KEY, ""):
+        return "the dataset aliases that hold changed"
     if INPUT_ID not in stored:
         return "the recorded state names no column_lineage table id (an earlier version's run)"
     if stored[INPUT_ID] != state[INPUT_ID]:
@@ -464,6 +364,7 @@ def touched_columns(
     edges: DataFrame,
     declared: DataFrame,
     carry_aggregation: bool,
+    names: dict[str, str] | None = None,
 ) -> DataFrame | None:
     """``(ref)``, materialized: the ends of the tag edges that appeared, went or changed subtype
     since the run that recorded ``stored`` (trusted: ``distrust``), and the columns whose
@@ -474,7 +375,8 @@ def touched_columns(
     if stored[STATE_KEY] != state[STATE_KEY]:
         version = int(stored[STATE_KEY])
         try:
-            before = tag_edges(tables.read("column_lineage", version=version), carry_aggregation)
+            stored_edges = tables.read("column_lineage", version=version)
+            before = tag_edges(_stitched(stored_edges, names or {}), carry_aggregation)
             changed = changed_rows(before, edges)
         except (PySparkException, Py4JJavaError) as exc:
             logger.info(
@@ -515,7 +417,11 @@ def _replaced_keys(tables: LineageTables, ids: DataFrame, in_scope: Flags) -> Da
 
 
 def run_tag_stage(
-    tables: LineageTables, settings: TagSettings, *, full_refresh: bool = False
+    tables: LineageTables,
+    settings: TagSettings,
+    *,
+    full_refresh: bool = False,
+    alias_min_confidence: float = 0.9,
 ) -> TagSummary:
     """Bring ``column_tags`` up to date with the declarations and ``column_lineage``: the
     components a change touched (``touched_columns``), or all of them where the stored rows
@@ -529,7 +435,9 @@ def run_tag_stage(
     declarations = file_declarations(spark, settings.file)
     declarations += name_rule_declarations(settings.name_rules)
     exports = [source_declarations(spark, s) for s in settings.sources]
-    column_lineage = tables.read("column_lineage")
+    # over graph nodes, as the graph stage: an edge stored under an alias (a path) is its node's
+    names = stitch_names(tables, alias_min_confidence)
+    column_lineage = _stitched(tables.read("column_lineage"), names)
     edges = tag_edges(column_lineage, settings.carry_aggregation).cache()
     refs = column_refs(column_lineage)
     declared = declared_rows(spark, refs, declarations, exports).cache()
@@ -539,6 +447,8 @@ def run_tag_stage(
         "declared": frame_digest(declared, ("ref", "tag", "rule", "value")),
         "settings": _settings_key(settings),
     }
+    if names:
+        state[ALIASES_KEY] = names_digest(names)
     summary.step_seconds["declarations"] = time.perf_counter() - clock
     recorded = tables.recorded_commit(TAGS_TABLE, STATE_KEY)
     why = "a full refresh was asked for" if full_refresh else distrust(tables, recorded, state)
@@ -552,7 +462,7 @@ def run_tag_stage(
         logger.info("tags: full recompute: %s", why)
     elif recorded is not None:
         touched = touched_columns(
-            tables, recorded[0], state, edges, declared, settings.carry_aggregation
+            tables, recorded[0], state, edges, declared, settings.carry_aggregation, names
         )
     summary.step_seconds["changes"] = time.perf_counter() - clock
     metadata = json.dumps(state, sort_keys=True)
@@ -638,3 +548,7 @@ def _warn_unknown(declared: DataFrame, refs: DataFrame, summary: TagSummary) -> 
             ", ".join(first),
             ", ..." if summary.unknown > len(first) else "",
         )
+
+
+def _stitched(column_lineage: DataFrame, names: dict[str, str]) -> DataFrame:
+    return stitched(column_lineage, names, "source_table", "target_table")

@@ -62,6 +62,8 @@ from lineage_udfs.spark.openlineage.scope import (
     PARSE_COLUMNS,
     STATEMENT_DAY_KEYS,
     EmissionScope,
+    Watermark,
+    last_watermark,
     options_digest,
     plan_scope,
     queries_in_scope,
@@ -76,6 +78,7 @@ from lineage_udfs.spark.openlineage.symlinks import (
     record_symlinks,
     statements_naming,
 )
+from lineage_udfs.spark.storage.claim import EMISSION, warehouse_claim
 from lineage_udfs.spark.storage.facts import failed_execution
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -407,12 +410,43 @@ def emit_openlineage(
     for table in ("queries", "parsed_statements"):
         tables.ensure_properties(table)  # change data feed on tables created before it
     spool = _spool(ol)
-    options = _options(ol)
-    digest = options_digest(options)
+    digest = options_digest(_options(ol))
+    plan = _plan(tables, settings, digest)
+    if plan.nothing_to_send(spool):
+        return _nothing_new(tables, plan, ol.emit_mode, digest, started_at)
+    with warehouse_claim(tables, EMISSION, wait_seconds=ol.claim_wait_seconds) as claim:
+        newest, _ = last_watermark(tables, digest)
+        moved = _emission_id(newest) != _emission_id(plan.scope.previous)
+        if claim.waited or (ol.scope != "all" and moved):
+            logger.info("OpenLineage: another job held the warehouse claim; planning again")
+            plan = _plan(tables, settings, digest)
+            if plan.nothing_to_send(spool):
+                return _nothing_new(tables, plan, ol.emit_mode, digest, started_at)
+        return _send(tables, settings, secrets, plan, spool, digest, started_at)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What an emission sends: the scope, and the datasets' other names for the facets."""
+
+    scope: EmissionScope
+    symlinks: Names
+    changed: list[str]
+    """Datasets whose names differ from what their last emitted events listed."""
+
+    def nothing_to_send(self, spool: Spool | None) -> bool:
+        return self.scope.is_empty and not (spool is not None and spool.pending())
+
+
+def _emission_id(watermark: Watermark | None) -> str | None:
+    return None if watermark is None else watermark.emission_id
+
+
+def _plan(tables: LineageTables, settings: JobSettings, digest: str) -> _Plan:
+    ol = settings.openlineage
     scope = plan_scope(tables, scope=ol.scope, emit_mode=ol.emit_mode, digest=digest)
     symlinks = current_symlinks(tables, settings.graph.alias_min_confidence) if ol.symlinks else {}
-    emitted = emitted_symlinks(tables)
-    changed = changed_datasets(symlinks, emitted)
+    changed = changed_datasets(symlinks, emitted_symlinks(tables))
     if changed and scope.kind == "incremental":
         naming = statements_naming(tables, changed, scope.parsed_statements_version)
         scope = with_realiased(scope, naming)
@@ -423,10 +457,21 @@ def emit_openlineage(
             ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else ""),
             scope.realiased_count,
         )
-    if scope.is_empty and not (spool is not None and spool.pending()):
-        if changed:  # names of datasets no emitted statement names: nothing to send again
-            record_symlinks(tables, symlinks, started_at)
-        return _nothing_new(tables, scope, ol.emit_mode, digest, started_at)
+    return _Plan(scope, symlinks, changed)
+
+
+def _send(
+    tables: LineageTables,
+    settings: JobSettings,
+    secrets: Mapping[str, str],
+    plan: _Plan,
+    spool: Spool | None,
+    digest: str,
+    started_at: datetime,
+) -> EmitSummary:
+    """Replay the spool, send the plan's events, record the emission (the claim held)."""
+    ol = settings.openlineage
+    scope, symlinks, changed = plan.scope, plan.symlinks, plan.changed
     make_transport(ol, secrets)  # fail fast on the driver, before any task starts
     replayed = replay_spool(ol, secrets)
     spool_only = bool(spool is not None and spool.pending())
@@ -512,11 +557,14 @@ def emit_openlineage(
 
 
 def _nothing_new(
-    tables: LineageTables, scope: EmissionScope, emit_mode: str, digest: str, started_at: datetime
+    tables: LineageTables, plan: _Plan, emit_mode: str, digest: str, started_at: datetime
 ) -> EmitSummary:
     """An incremental emission with no change to emit and an empty spool: no transport is
-    built and no task runs. Its row is appended only when the watermark moves (commits
-    without an event-shaping change); otherwise no table gets a version."""
+    built, no task runs and no claim is taken. Its row is appended only when the watermark
+    moves (commits without an event-shaping change); otherwise no table gets a version."""
+    scope = plan.scope
+    if plan.changed:  # names of datasets no emitted statement names: nothing to send again
+        record_symlinks(tables, plan.symlinks, started_at)
     previous = scope.previous
     moved = previous is None or (
         previous.queries_version != scope.queries_watermark

@@ -468,6 +468,34 @@ OPENLINEAGE_SYMLINKS = _table(
     },
 )
 
+OPENLINEAGE_CLAIM = _table(
+    "openlineage_claim",
+    "The job sending events from the warehouse, or writing a batch into it, now (one row): an "
+    "emission and an extraction's write stage claim it first, so that two emissions never send "
+    "the same events twice and an emission never reads a half-written batch.",
+    ("claim",),
+    [
+        ("claim", StringType()),
+        ("holder", StringType()),
+        ("purpose", StringType()),
+        ("host", StringType()),
+        ("application_id", StringType()),
+        ("claimed_at", TimestampType()),
+        ("expires_at", TimestampType()),
+        ("released_at", TimestampType()),
+    ],
+    comments={
+        "claim": "what is claimed: warehouse (one row)",
+        "holder": "the id of the job holding (or last holding) the claim",
+        "purpose": "emission / extraction write",
+        "host": "the driver's host name",
+        "application_id": "the Spark application of that driver",
+        "claimed_at": "when the holder claimed it (UTC)",
+        "expires_at": "when the claim lapses unless renewed (the holder renews it while working)",
+        "released_at": "when the holder released it; null while held",
+    },
+)
+
 TABLES: dict[str, TableSpec] = {
     spec.name: spec
     for spec in (
@@ -495,6 +523,7 @@ TABLES: dict[str, TableSpec] = {
         OPENLINEAGE_EVENTS,
         DATASET_ALIASES,
         OPENLINEAGE_SYMLINKS,
+        OPENLINEAGE_CLAIM,
     )
 }
 """Every Delta table by name, in creation order."""

@@ -37,6 +37,7 @@ CREATE_RACES = (
     "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",
     "DELTA_TABLE_NOT_FOUND",  # its _delta_log folder there, no commit in it yet
     "DELTA_TABLE_ALREADY_EXISTS",
+    "DELTA_PROTOCOL_CHANGED",  # both wrote version 0 of an empty folder; the other one won
     "TABLE_OR_VIEW_ALREADY_EXISTS",
     "FileAlreadyExistsException",
 )

@@ -1,7 +1,10 @@
-"""The sample warehouse, built once per test session (tests/support/sample_warehouse.py)."""
+"""The sample warehouse, built once per test run (tests/support/sample_warehouse.py)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +16,25 @@ from support.sample_warehouse import SampleWarehouse, build_sample_warehouse, sc
 def sample_warehouse(
     spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 ) -> SampleWarehouse:
-    return build_sample_warehouse(spark, tmp_path_factory.mktemp("sample-warehouse"))
+    """Built by the first test process that needs it; the other pytest-xdist processes wait for
+    it and read the same tables (no test writes them: one that changes tables copies them)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return build_sample_warehouse(spark, tmp_path_factory.mktemp("sample-warehouse"))
+    shared = tmp_path_factory.getbasetemp().parent  # the run's folder, common to its workers
+    root = shared / "sample-warehouse"
+    with open(shared / "sample-warehouse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if (root / "built").exists():
+                return SampleWarehouse.at(root)
+            if root.exists():  # a process that failed building it: build it again
+                shutil.rmtree(root)
+            root.mkdir()
+            built = build_sample_warehouse(spark, root)
+            (root / "built").write_text("", encoding="utf-8")
+            return built
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ http transport against the test collector, and the ``openlineage_emissions`` wat
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW, T0
+from support.emit_tables import http_settings as _settings
+from support.emit_tables import upsert as _upsert
 
 from lineage_udfs.emit.events import query_run_from_dict, run_id_for
 from lineage_udfs.settings import JobSettings, SinkSettings
@@ -24,7 +25,6 @@ from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineag
 from lineage_udfs.spark.openlineage.scope import EMISSIONS_TABLE, Watermark, last_watermark
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
-from lineage_udfs.spark.storage.writes import Upsert
 
 T2, T3 = datetime(2026, 3, 2, 9, 0, 0), datetime(2026, 3, 2, 9, 30, 0)
 DAY_EVENTS = 2 + 6 + 2  # fp_ctas day (q1+q2: one run), fp_proc day (parent + 2 children), fp_bad
@@ -42,55 +42,6 @@ FP_NEW = {
     "statements": [],
     "parser_version": "v1",
 }
-
-
-def _upsert(spark: SparkSession, tables: LineageTables, name: str, rows: list[dict]) -> None:
-    """Write like the extract job: one MERGE per table (so the change data feed records it)."""
-    schema = TABLES[name].schema
-    data = [tuple(r.get(f) for f in schema.fieldNames()) for r in rows]
-    tables.write(name, Upsert(spark.createDataFrame(data, schema)))
-
-
-@pytest.fixture
-def tables(spark: SparkSession, tmp_path: Path) -> LineageTables:
-    tables = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "lineage")))
-    for name in ("queries", "parsed_statements", "column_lineage"):
-        tables.ensure(name)
-    _upsert(spark, tables, "queries", QUERIES)
-    _upsert(spark, tables, "parsed_statements", [{**p, "parser_version": "v1"} for p in PARSED])
-    _upsert(spark, tables, "column_lineage", EDGES)
-    return tables
-
-
-@pytest.fixture
-def collector() -> Iterator[Collector]:
-    server = Collector().start()
-    yield server
-    server.stop()
-
-
-def _settings(
-    tables: LineageTables,
-    collector: Collector,
-    spool: Path,
-    *,
-    scope: str = "incremental",
-    emit_mode: str = "per_run",
-    spool_enabled: bool = True,
-) -> JobSettings:
-    return JobSettings.model_validate(
-        {
-            "sink": tables.sink.model_dump(),
-            "openlineage": {
-                "enabled": True,
-                "scope": scope,
-                "emit_mode": emit_mode,
-                "job_namespace": "lw-test",
-                "transport": {"type": "http", "url": collector.url, "retries": 0, "timeout": 2},
-                "spool": {"enabled": spool_enabled, "path": str(spool)},
-            },
-        }
-    )
 
 
 def _emit(spark: SparkSession, settings: JobSettings, collector: Collector) -> list[dict]:
