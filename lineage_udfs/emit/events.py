@@ -45,31 +45,34 @@ from openlineage.client.event_v2 import (
     RunState,
 )
 from openlineage.client.facet_v2 import (
-    column_lineage_dataset,
     extraction_error_run,
     job_type_job,
     parent_run,
-    schema_dataset,
     sql_job,
-    symlinks_dataset,
 )
 from openlineage.client.uuid import generate_static_uuid
 
 from lineage_udfs.core.enums import ABORTED_EXECUTION_STATUSES, FAILED_EXECUTION_STATUSES
-from lineage_udfs.core.identity import is_path as is_location
 from lineage_udfs.core.models import ColumnEdge
 from lineage_udfs.core.records import ParseRecord, StatementRecord, from_dict
-from lineage_udfs.emit.naming import NamingContext, dataset_identity, location_identity
+from lineage_udfs.emit.facets import (
+    Catalog,
+    IndirectLineage,
+    Symlinks,
+    _column_lineage_facet,
+    _schema_facet,
+    _symlinks_facet,
+    columns_from_edges,
+)
+from lineage_udfs.emit.naming import NamingContext, dataset_identity
 
 EmitMode = Literal["per_run", "per_statement_day"]
-IndirectLineage = Literal["dataset", "fields"]
 """Where INDIRECT edges of the dataset-wide kinds (FILTER, JOIN, GROUP_BY, SORT, WINDOW) go:
 the facet's ``dataset`` list (compact, spec 1-2-0), or each target column's ``inputFields`` as
 ``column_lineage`` stores them (what consumers that read only ``fields`` see, e.g. Marquez)."""
 
 _PARSE_FAILED = frozenset({"failed", "timeout"})
 _NOT_EMITTED_TYPES = frozenset({"SESSION"})
-_DATASET_WIDE_SUBTYPES = frozenset({"FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -113,14 +116,6 @@ class EventOptions:
     emit_statement_runs: bool = True
     mode: EmitMode = "per_run"
     indirect_lineage: IndirectLineage = "dataset"
-
-
-Catalog = Mapping[str, Sequence[tuple[str, str | None]]]
-"""Canonical table name -> ((column, type), ...), for ``schema`` facets (optional)."""
-
-Symlinks = Mapping[str, Sequence[str]]
-"""Canonical table name -> the other names of the same dataset (paths, other spellings), for
-``symlinks`` facets (``lineage_udfs.core.identity.alias_sets``; optional)."""
 
 
 # --- dict adapters (rows from Spark's Row.asDict(recursive=True)) -----------------------------
@@ -217,153 +212,6 @@ def is_emitted(parsed: ParsedStatement, options: EventOptions) -> bool:
 
 
 # --- facets -------------------------------------------------------------------------------------
-
-
-def _transformation(edge: ColumnEdge) -> column_lineage_dataset.Transformation:
-    subtype: str | None = edge.transformation_subtype or None
-    masking = subtype == "MASKED"
-    if masking:
-        subtype = "TRANSFORMATION"
-    return column_lineage_dataset.Transformation(
-        type=edge.transformation_type, subtype=subtype, masking=masking
-    )
-
-
-def _tkey(t: column_lineage_dataset.Transformation) -> tuple[str, str, bool]:
-    return (t.type, t.subtype or "", bool(t.masking))
-
-
-def _input_fields(
-    grouped: Mapping[tuple[str, str, str], list[column_lineage_dataset.Transformation]],
-) -> list[column_lineage_dataset.InputField]:
-    fields = []
-    for (namespace, name, field), transformations in sorted(grouped.items()):
-        unique = {_tkey(t): t for t in transformations}
-        fields.append(
-            column_lineage_dataset.InputField(
-                namespace=namespace,
-                name=name,
-                field=field,
-                transformations=[unique[k] for k in sorted(unique)],
-            )
-        )
-    return fields
-
-
-def _column_lineage_facet(
-    edges: Sequence[ColumnEdge],
-    ctx: NamingContext,
-    producer: str,
-    indirect: IndirectLineage = "dataset",
-) -> column_lineage_dataset.ColumnLineageDatasetFacet:
-    per_field: dict[str, dict[tuple[str, str, str], list[Any]]] = {}
-    dataset_wide: dict[tuple[str, str, str], list[Any]] = {}
-    for edge in edges:
-        namespace, name = dataset_identity(edge.source_table, ctx)
-        key = (namespace, name, edge.source_column)
-        wide = (
-            indirect == "dataset"
-            and edge.transformation_type == "INDIRECT"
-            and edge.transformation_subtype in _DATASET_WIDE_SUBTYPES
-        )
-        if wide or not edge.target_column:
-            dataset_wide.setdefault(key, []).append(_transformation(edge))
-        else:
-            per_field.setdefault(edge.target_column, {}).setdefault(key, []).append(
-                _transformation(edge)
-            )
-    fields = {}
-    for column, grouped in sorted(per_field.items()):
-        inputs = _input_fields(grouped)
-        fields[column] = column_lineage_dataset.Fields(
-            inputFields=inputs,
-            transformationDescription=_legacy_description(inputs),
-            transformationType=_legacy_type(inputs),
-        )
-    return column_lineage_dataset.ColumnLineageDatasetFacet(
-        fields=fields, dataset=_input_fields(dataset_wide), producer=producer
-    )
-
-
-def _transformation_text(t: column_lineage_dataset.Transformation) -> str:
-    text = f"{t.type}/{t.subtype}" if t.subtype else t.type
-    return text + (" (masking)" if t.masking else "")
-
-
-def _legacy_description(inputs: Sequence[column_lineage_dataset.InputField]) -> str:
-    """The field-level ``transformationDescription`` (deprecated in the spec, the only
-    transformation Marquez 0.51 reads): each input with its transformations, e.g.
-    ``RAW.ORDERS.amount: DIRECT/IDENTITY; RAW.ORDERS.status: INDIRECT/FILTER``."""
-    return "; ".join(
-        f"{f.name}.{f.field}: {', '.join(_transformation_text(t) for t in f.transformations or ())}"
-        for f in inputs
-    )
-
-
-def _legacy_type(inputs: Sequence[column_lineage_dataset.InputField]) -> str | None:
-    """The deprecated field-level ``transformationType``: ``MASKED`` when any input is masked,
-    ``IDENTITY`` when every input is a DIRECT/IDENTITY copy, else None (its only two values)."""
-    transformations = [t for f in inputs for t in f.transformations or ()]
-    if any(t.masking for t in transformations):
-        return "MASKED"
-    if transformations and all(_tkey(t) == ("DIRECT", "IDENTITY", False) for t in transformations):
-        return "IDENTITY"
-    return None
-
-
-def columns_from_edges(edges: Iterable[ColumnEdge]) -> dict[str, list[tuple[str, None]]]:
-    """A :data:`Catalog` of the columns the edges name: the source columns of each source table
-    and the target columns of each target table (types unknown). What ``schema`` facets hold when
-    no catalog is given: OpenLineage consumers such as Marquez link column lineage only to fields
-    that a ``schema`` facet declared."""
-    columns: dict[str, set[str]] = {}
-    for edge in edges:
-        columns.setdefault(edge.source_table, set()).add(edge.source_column)
-        if edge.target_column:
-            columns.setdefault(edge.target_table, set()).add(edge.target_column)
-    return {table: [(c, None) for c in sorted(names)] for table, names in columns.items()}
-
-
-def _schema_facet(
-    table: str, catalog: Catalog | None, producer: str
-) -> schema_dataset.SchemaDatasetFacet | None:
-    columns = (catalog or {}).get(table)
-    if not columns:
-        return None
-    return schema_dataset.SchemaDatasetFacet(
-        fields=[
-            schema_dataset.SchemaDatasetFacetFields(name=name, type=dtype)
-            for name, dtype in columns
-        ],
-        producer=producer,
-    )
-
-
-def _symlinks_facet(
-    table: str,
-    identity: tuple[str, str],
-    symlinks: Symlinks | None,
-    ctx: NamingContext,
-    producer: str,
-) -> symlinks_dataset.SymlinksDatasetFacet | None:
-    """The other names of ``table``'s dataset, each named as the dataset itself would be (a path
-    as a ``LOCATION`` in its storage namespace, a table name as a ``TABLE``); a name that comes
-    out as the dataset's own identity is left out."""
-    found: set[tuple[str, str, str]] = set()
-    for alias in (symlinks or {}).get(table, ()):
-        location = is_location(alias)
-        namespace, name = (location_identity if location else dataset_identity)(alias, ctx)
-        if (namespace, name) != identity:
-            found.add((namespace, name, "LOCATION" if location else "TABLE"))
-    if not found:
-        return None
-    return symlinks_dataset.SymlinksDatasetFacet(
-        identifiers=[
-            symlinks_dataset.Identifier(namespace=ns, name=name, type=kind)
-            for ns, name, kind in sorted(found)
-        ],
-        producer=producer,
-    )
 
 
 def _extraction_error(
