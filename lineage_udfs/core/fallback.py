@@ -227,6 +227,25 @@ class SqlfluffTier:
         the statement's text in the context's dialect and defaults."""
         return self.tables(chunk.text, ctx.dialect, ctx.default_catalog, ctx.default_schema)
 
+    def prepare(self, dialect: str | None) -> None:
+        """Import sqlfluff and build the dialect's linter and Rust tools now, so that the first
+        statement to need them does not pay for it within its time limit (importing sqlfluff and
+        loading a dialect take most of a second of CPU time, the tier's whole budget): a
+        statement's answer must not depend on whether it was the first of its process.
+        Raises what sqlfluff raises (the caller treats it as the tier's crash)."""
+        self._linter(_SQLFLUFF_DIALECTS.get(dialect, "ansi"))
+
+    def _linter(self, name: str) -> Any:
+        """The linter of sqlfluff dialect ``name``, built with the dialect's Rust tools on first
+        use and kept."""
+        if name not in self._rust:
+            self._rust[name] = _rust_tools(name)
+        if name not in self._linters:
+            from sqlfluff.core import FluffConfig, Linter
+
+            self._linters[name] = Linter(config=FluffConfig(overrides={"dialect": name}))
+        return self._linters[name]
+
     def tables(
         self,
         sql: str,
@@ -236,14 +255,9 @@ class SqlfluffTier:
     ) -> StatementTables | None:
         """Table lineage, or None when sqlfluff cannot parse the statement either."""
         name = _SQLFLUFF_DIALECTS.get(dialect, "ansi")
+        linter = self._linter(name)
         if self._rust_rejects(sql, name):
             return None
-        linter = self._linters.get(name)
-        if linter is None:
-            from sqlfluff.core import FluffConfig, Linter
-
-            linter = Linter(config=FluffConfig(overrides={"dialect": name}))
-            self._linters[name] = linter
         parsed = linter.parse_string(sql)
         tree = parsed.tree
         if tree is None or parsed.violations:
@@ -297,8 +311,7 @@ class SqlfluffTier:
         setting), the Rust parser is not installed, or reading its match fails in any way."""
         if _TEMPLATED_OR_CONFIGURED.search(sql):
             return False
-        if name not in self._rust:
-            self._rust[name] = _rust_tools(name)
+        self._linter(name)  # (builds the dialect's Rust tools with it)
         tools = self._rust[name]
         if tools is None:
             return False

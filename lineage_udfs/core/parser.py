@@ -316,6 +316,7 @@ class LineageParser:
         ):
             budget = min(timeout, self.options.sqlfluff_timeout_seconds)
             try:
+                self._sqlfluff.prepare(ctx.dialect)  # (outside the limit: once per dialect)
                 with time_limit(budget):
                     found = self._sqlfluff.read(chunk, ctx)
                 if found is not None:

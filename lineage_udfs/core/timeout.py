@@ -99,6 +99,8 @@ class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds)
         self._expired = True
         if frame is not None and frame.f_code in _EXIT_CODE:
             return  # the block has ended and the timer is being stopped: __exit__ raises
+        if _importing(frame):
+            return  # the timer fires again after RETRY_SECONDS, or __exit__ raises
         raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s of CPU time")
 
     def __exit__(
@@ -111,8 +113,12 @@ class time_limit:  # noqa: N801 - used as a function: ``with time_limit(seconds)
             return
         _disarm(self._previous)
         self._armed = False
-        if self._expired and exc_type is None:  # the handler's exception was swallowed
-            raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s of CPU time")
+        if not self._expired or isinstance(exc, ParseTimeoutError):
+            return
+        if exc_type is None or issubclass(exc_type, Exception):
+            # the handler's exception was swallowed, or turned into another one by code that
+            # wraps what it catches: the block ran out of time either way
+            raise ParseTimeoutError(f"parse exceeded {self._seconds:g} s of CPU time") from exc
 
 
 def _disarm(previous_handler: Any) -> None:
@@ -124,6 +130,20 @@ def _disarm(previous_handler: Any) -> None:
             return
         except ParseTimeoutError:
             continue
+
+
+def _importing(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside an import (importlib's bootstrap is on the stack).
+
+    An exception raised into a module's top-level code leaves whatever that module had
+    imported so far half-initialised in ``sys.modules``: a later import of the library then
+    fails (``module 'jinja2' has no attribute 'nodes'``) for the rest of the process. A tick
+    during an import therefore waits for the next one."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 _EXIT_CODE = frozenset({time_limit.__exit__.__code__, _disarm.__code__})

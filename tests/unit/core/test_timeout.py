@@ -4,6 +4,7 @@ the timer is always cleared."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -136,3 +137,63 @@ def test_a_tick_while_the_block_exits_still_stops_the_timer() -> None:
     sys.setprofile(None)
     assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
     assert signal.getsignal(signal.SIGPROF) == before
+
+
+def test_a_tick_during_an_import_lets_the_import_finish(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A module interrupted in its top-level code would stay half-initialised for the rest of
+    the process (a library's first use under a limit): the limit waits for the import to end,
+    then the block ends in ParseTimeoutError."""
+    (tmp_path / "slow_module_for_the_limit.py").write_text(
+        "import time\n"
+        "end = time.process_time() + 0.3\n"
+        "while time.process_time() < end:\n"
+        "    pass\n"
+        "COMPLETE = True\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_module_for_the_limit", raising=False)
+    with pytest.raises(ParseTimeoutError), time_limit(0.05):
+        import slow_module_for_the_limit  # noqa: F401
+    assert sys.modules["slow_module_for_the_limit"].COMPLETE is True
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+
+
+def test_an_error_the_timeout_turned_into_is_still_a_timeout() -> None:
+    """Code that wraps what it catches (``except Exception as e: raise Other() from e``) turns
+    the handler's exception into its own: the block ran out of time all the same."""
+
+    def wrapping() -> None:
+        try:
+            _busy(5)
+        except Exception as exc:
+            raise ValueError("the library's own error") from exc
+
+    with pytest.raises(ParseTimeoutError) as raised, time_limit(0.05):
+        wrapping()
+    assert isinstance(raised.value.__cause__, ValueError)
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0
+
+
+def test_an_error_within_the_limit_stays_itself() -> None:
+    with pytest.raises(KeyError), time_limit(5):
+        {}["missing"]
+
+
+def test_the_first_statement_for_sqlfluff_gets_the_answer_of_the_next_ones() -> None:
+    """sqlfluff's import and dialect take most of a second of CPU time, in the process's first
+    statement to reach the tier: that is no part of the statement's budget. In a fresh process
+    whose budget is smaller than that, the first statement is read as the second is."""
+    code = (
+        "from lineage_udfs.core.parser import LineageParser;"
+        "from lineage_udfs.core.options import ParserOptions;"
+        "p = LineageParser(ParserOptions(sqlfluff_timeout_seconds=0.2));"
+        "sql = 'INSERT LOW_PRIORITY IGNORE INTO db.t SELECT a FROM db.s';"
+        "r = [p.parse(sql, dialect='mysql') for _ in range(2)];"
+        "print([(x.parser.value, x.status.value, x.sources, x.targets) for x in r])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    row = ("sqlfluff", "ok", ("db.s",), ("db.t",))
+    assert out == repr([row, row])
