@@ -134,20 +134,37 @@ def unchanged_since(ctx: RunContext, versions: dict[str, int]) -> str | None:
     return str(recorded[_RUN_KEY])
 
 
-NOT_ROW_SETTINGS = ("sources", "sink", "spark", "execution", "logging", "graph", "openlineage")
+NOT_ROW_SETTINGS = (
+    "sources",
+    "sink",
+    "spark",
+    "execution",
+    "logging",
+    "graph",
+    "tags",
+    "openlineage",
+)
 """Settings sections that do not change what the write stage stores for given facts: which
 files a run reads (its rows are compared themselves), where the tables are (the recorded run
 is read from these tables: a copied warehouse holds its own history), the Spark session, how
-the job sizes and keeps its intermediate data, logging, and the stages after the write."""
+the job sizes and keeps its intermediate data, logging, and the stages after the write (the
+graph stage with its tag propagation, the emission)."""
+ROW_ACTIVITY_SETTINGS = ("keep_reads",)
+"""The keys of the ``activity`` section the write stage reads (which reads the prepared log
+keeps); the rest belong to the activity stage, which runs after it."""
 
 
 def _settings_digest(config_json: str | None) -> str | None:
-    """Digest of a run's recorded settings without ``NOT_ROW_SETTINGS``."""
+    """Digest of a run's recorded settings without ``NOT_ROW_SETTINGS`` and with only the
+    ``ROW_ACTIVITY_SETTINGS`` of the ``activity`` section."""
     if config_json is None:
         return None
     config = json.loads(config_json)
     for section in NOT_ROW_SETTINGS:
         config.pop(section, None)
+    activity = config.get("activity")
+    if isinstance(activity, dict):
+        config["activity"] = {k: v for k, v in activity.items() if k in ROW_ACTIVITY_SETTINGS}
     text = json.dumps(config, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
