@@ -777,6 +777,10 @@ def main() -> int:
     cluster.start()
     try:
         args.master = cluster.master_url
+        # the workers run on this machine: the executors' Python is this one (with this
+        # checkout installed), not whatever python3 is on PATH; pyspark reads it from the
+        # environment when it builds the UDFs' commands
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         workers = [pid for name, pid in cluster.pids().items() if name.startswith("worker")]
         return _run_sizes(args, machine, workers)
     finally:
