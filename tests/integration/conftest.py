@@ -49,9 +49,18 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             **base["confs"],
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
-            "spark.databricks.delta.snapshotPartitions": "2",
+            # as in tests/spark (tests/support/spark_session.py): on a few rows, adaptive
+            # execution's stage-by-stage planning costs more than it saves; without it, joins
+            # of small sides are broadcast by their estimated size (base.yaml leaves that to
+            # adaptive execution)
+            "spark.databricks.delta.snapshotPartitions": "1",
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.autoBroadcastJoinThreshold": "10485760",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
+            # interpreted evaluation as in tests/spark: few rows, compiling costs more than running
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
         },
     )
@@ -64,11 +73,14 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def sample_overlay(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Overlay on the embedded default (conf/base.yaml + conf/local.yaml): outputs under tmp;
-    no graph stage and no emission in the extract run (the tests emit themselves)."""
+    no graph stage, no activity stage and no emission in the extract run (the tests emit
+    themselves)."""
     out = tmp_path_factory.mktemp("sample")
     overlay = {
         "sink": {"base_path": str(out / "lineage")},
         "graph": {"enabled": False},
+        # no test reads an activity table (Sample.read, the emission): on, it only costs time
+        "activity": {"enabled": False},
         "openlineage": {"enabled": False},
     }
     path = out / "overlay.yaml"

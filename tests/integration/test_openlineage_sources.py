@@ -18,7 +18,7 @@ from services import Kafka, Marquez, free_port
 from support.ol_events import dataset, run_event
 
 from lineage_udfs.core.errors import InputError
-from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.settings import IdentitySettings, JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.sources.ol_kafka import topic_offsets
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -53,7 +53,12 @@ def _edges(tables: LineageTables) -> dict[tuple[str, str, str], int]:
 
 
 def _settings(source: SourceSettings, base: Path) -> JobSettings:
-    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+    # identity off: no test here reads dataset_aliases (symlinks: tests/spark/test_dataset_aliases)
+    return JobSettings(
+        sources=[source],
+        sink=SinkSettings(base_path=str(base)),
+        identity=IdentitySettings(enabled=False),
+    )
 
 
 def _produce(bootstrap: str, topic: str, messages: list[tuple[int, str | None]]) -> None:

@@ -8,16 +8,13 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
-from lineage_udfs.settings import SparkSettings
-from lineage_udfs.spark.graph.frames import GRAPHFRAMES_PACKAGE
 from lineage_udfs.spark.runtime.session import (
     REPOSITORIES_ENV_VAR,
     build_spark_session,
     maven_repositories,
 )
+from tests.support.spark_session import PACKAGES, session_settings
 
-DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
-PACKAGES = [DELTA_PACKAGE, GRAPHFRAMES_PACKAGE]
 VOLATILE_COLUMNS: tuple[str, ...] = ("run_id", "parsed_at", "started_at", "ended_at")
 
 
@@ -25,32 +22,7 @@ VOLATILE_COLUMNS: tuple[str, ...] = ("run_id", "parsed_at", "started_at", "ended
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """Built by the production session factory (local master, Delta and GraphFrames packages
     with the extra Maven repositories of ``LINEAGE_MAVEN_REPOSITORIES``, Arrow confs)."""
-    settings = SparkSettings(
-        app_name="lineage-tests",
-        master="local[2]",
-        packages=PACKAGES,
-        confs={
-            "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-            "spark.sql.session.timeZone": "UTC",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            "spark.databricks.delta.snapshotPartitions": "2",
-            "spark.sql.execution.arrow.pyspark.enabled": "true",
-            "spark.sql.execution.arrow.maxRecordsPerBatch": "50",
-            "spark.ui.enabled": "false",
-            # as conf/base.yaml: no unmasked query text readable in spark.local.dir
-            "spark.io.encryption.enabled": "true",
-            # one JVM runs every test's queries: Spark's execution memory (~60 % of the heap)
-            # plus the plans of hundreds of queries; at the default 1g the old generation sat at
-            # ~800 MB by test_graph_stage.py, with full collections
-            "spark.driver.memory": "2g",
-            # the status store keeps this many finished queries' plans and metrics even with
-            # the UI off (default 1,000): the test run makes thousands of small queries
-            "spark.sql.ui.retainedExecutions": "50",
-            "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
-        },
-    )
+    settings = session_settings(str(tmp_path_factory.mktemp("spark-warehouse")))
     try:
         session = build_spark_session(settings)
     except Exception as exc:  # make a jar problem obvious instead of a bare Py4J trace

@@ -104,6 +104,9 @@ def _settings(server: Postgres, base: Path) -> object:
             "catalog": {"sources": [{"name": "shop", "format": "jdbc", "jdbc": jdbc}]},
             "sink": {"base_path": str(base / "lineage")},
             "graph": {"enabled": False},
+            # the test reads neither dataset_aliases nor an activity table: on, they only cost time
+            "identity": {"enabled": False},
+            "activity": {"enabled": False},
             "openlineage": {"enabled": False},
         }
     )
