@@ -1,11 +1,12 @@
-"""Killing one worker's executor JVM at a moment the running application reports.
+"""Killing workers' executor JVMs at moments the running application reports.
 
-The moment is read from the application's own Spark event log while it is written (the
+Each moment is read from the application's own Spark event log while it is written (the
 driver flushes the file at every job start and every SQL execution start): the test waits for
 a job of the stage it wants to hit, then sends SIGKILL to the executor JVM of this application
-that a given worker started (the worker's child ``CoarseGrainedExecutorBackend``, found under
-/proc by its ``--app-id``). After the run, :class:`EventLog` tells when the executor was
-removed and when the stage ran, so the test can show the kill landed inside the stage.
+that a given worker runs (the worker's child ``CoarseGrainedExecutorBackend``, found under
+/proc by its ``--app-id``; the worker launches a new one for the application). After the run,
+:class:`EventLog` tells when each executor was removed and when each stage ran, so the test can
+show each kill landed inside its stage.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .spark_submit import Running
+from .sample import SampleRun, event_log
+from .spark_submit import SUBMIT_TIMEOUT, Running, Submitted, start
 from .standalone import StandaloneCluster
 
 Event = dict[str, Any]
 EXECUTOR_MAIN = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
-WATCH_TIMEOUT = 600.0
+WATCH_TIMEOUT = float(SUBMIT_TIMEOUT)
+"""Seconds to wait for every moment of one application (the spark-submit timeout)."""
 
 
 @dataclass
@@ -44,12 +47,10 @@ class EventLogTail:
                 return []
             self._path = found[0]
         try:
-            with self._path.open("rb") as log:
-                log.seek(self._offset)
-                data = log.read()
+            data = self._read(self._path)
         except FileNotFoundError:  # renamed from .inprogress when the application ended
             self._path = self._path.with_name(self._path.name.removesuffix(".inprogress"))
-            return []
+            data = self._read(self._path)
         complete = data[: data.rfind(b"\n") + 1]
         self._offset += len(complete)
         new = [json.loads(line) for line in complete.splitlines() if line.strip()]
@@ -57,6 +58,11 @@ class EventLogTail:
             if event["Event"] == "SparkListenerApplicationStart":
                 self.app_id = str(event["App ID"])
         return new
+
+    def _read(self, path: Path) -> bytes:
+        with path.open("rb") as log:
+            log.seek(self._offset)
+            return log.read()
 
 
 def parse_job() -> Callable[[Event], bool]:
@@ -150,36 +156,135 @@ def executor_pids(cluster: StandaloneCluster, worker: int, app_id: str) -> dict[
     return found
 
 
-def kill_executor_when(
+Trigger = Callable[[], Callable[[Event], bool]]
+"""Makes a fresh predicate over the application's events, fed every event in order."""
+
+
+def kill_executors_when(
     running: Running,
     cluster: StandaloneCluster,
     events_folder: Path,
-    trigger: Callable[[], Callable[[Event], bool]],
+    moments: Sequence[tuple[Trigger, int]],
     *,
-    worker: int = 0,
     timeout: float = WATCH_TIMEOUT,
-) -> Kill:
-    """Watch the running application's event log; at the first event ``trigger()`` accepts,
-    SIGKILL worker ``worker``'s executor JVM of this application. Fails (the application
-    killed) if the application ends or ``timeout`` passes first."""
+) -> list[Kill]:
+    """Watch the running application's event log; for each ``(trigger, worker)`` of
+    ``moments`` in turn, at the first event its trigger accepts, SIGKILL worker ``worker``'s
+    executor JVM of this application (a later moment's kill never comes before an earlier
+    one's). Returns the kills made: fewer than ``moments`` when the application ended first
+    (the test tells a failed run from a missed moment). After ``timeout`` the application is
+    killed and the test fails."""
     tail = EventLogTail(events_folder)
-    accepts = trigger()
+    accepts = [trigger() for trigger, _ in moments]
+    seen = [False] * len(moments)
+    kills: list[Kill] = []
     deadline = time.monotonic() + timeout
-    while True:
-        if any([accepts(e) for e in tail.poll()]):  # every event seen, in order
+    while len(kills) < len(moments):
+        ended = running.process.poll() is not None  # before the poll: its last events are read
+        for event in tail.poll():
+            for index, accept in enumerate(accepts):  # every predicate sees every event
+                seen[index] = accept(event) or seen[index]
+            while len(kills) < len(moments) and seen[len(kills)]:
+                kills.append(_kill(cluster, moments[len(kills)][1], tail.app_id))
+        if ended:
             break
-        if running.process.poll() is not None or time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             running.kill()
             raise AssertionError(
-                f"the moment to kill never came (exit {running.process.returncode}):\n"
+                f"{len(kills)} of {len(moments)} moments to kill came in {timeout} s:\n"
                 f"{running.text()[-3000:]}"
             )
         time.sleep(0.05)
-    pids = executor_pids(cluster, worker, tail.app_id)
+    return kills
+
+
+def _kill(cluster: StandaloneCluster, worker: int, app_id: str) -> Kill:
+    """SIGKILL the one executor JVM of ``app_id`` that worker ``worker`` runs."""
+    pids = executor_pids(cluster, worker, app_id)
     assert len(pids) == 1, pids
     ((executor_id, pid),) = pids.items()
     os.kill(pid, signal.SIGKILL)
-    return Kill(tail.app_id, pid, executor_id, int(time.time() * 1000))
+    return Kill(app_id, pid, executor_id, int(time.time() * 1000))
+
+
+STAGES = ("parse", "graph")
+"""The stages hit, in the order the job runs them."""
+MOMENTS: dict[str, tuple[Trigger, int]] = {"parse": (parse_job, 0), "graph": (graphframes_job, 1)}
+"""Each stage's moment and the worker whose executor dies then: worker 0's in the parse stage,
+worker 1's (the executor that outlived the first kill) in the graph stage, when worker 0 runs
+the application's new executor."""
+
+
+@dataclass(frozen=True)
+class KilledRun:
+    """One ``spark-submit`` of :func:`submit_killing`: its event log folder, how it ended, and
+    the executors killed in it (stage -> kill)."""
+
+    events: Path
+    submitted: Submitted
+    kills: dict[str, Kill]
+
+    def log(self) -> EventLog:
+        """Its event log (there is one once it started)."""
+        (path,) = (self.events / "spark-events").glob("app-*")
+        return EventLog([json.loads(line) for line in path.read_text("utf-8").splitlines()])
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """A run of :func:`submit_killing`: the warehouse and output of its last ``spark-submit``,
+    and every submit (more than one when a run failed after a lost executor and was run
+    again)."""
+
+    run: SampleRun
+    submits: list[KilledRun]
+
+    @property
+    def failed(self) -> bool:
+        """A submit failed: its own rows stay in the run logs (lineage_runs, emissions)."""
+        return any(s.submitted.returncode != 0 for s in self.submits)
+
+
+def submit_killing(
+    cluster: StandaloneCluster,
+    application: Path,
+    arguments: Sequence[str],
+    *,
+    cwd: Path,
+    confs: dict[str, str],
+    options: Sequence[str] = (),
+    stages: Sequence[str] = STAGES,
+) -> list[KilledRun]:
+    """Submit ``application`` to ``cluster`` from ``cwd`` with Spark's event log on (each run's
+    in ``cwd/run-N``), and kill an executor at the :data:`MOMENTS` of ``stages``. A run that
+    fails after a kill is submitted again, from the same working directory (the rerun goes on
+    from what the failed run left), with the stages still to hit. Returns every run; the last
+    one ended with exit code 0. A run that fails with no kill, or ends without a stage's
+    moment, fails the test."""
+    pending, runs = list(stages), list[KilledRun]()
+    while True:  # each failed run made a kill: at most len(stages) + 1 runs
+        events = cwd / f"run-{len(runs) + 1}"
+        events.mkdir()
+        running = start(
+            cluster.master_url,
+            application,
+            arguments,
+            cwd=cwd,
+            confs={**confs, **event_log(events)},
+            options=options,
+        )
+        try:
+            moments = [MOMENTS[stage] for stage in pending]
+            kills = kill_executors_when(running, cluster, events / "spark-events", moments)
+            submitted = running.wait()
+        finally:
+            running.kill()
+        runs.append(KilledRun(events, submitted, dict(zip(pending, kills, strict=False))))
+        pending = pending[len(kills) :]
+        if submitted.returncode == 0:
+            assert not pending, f"the run ended before its {pending} stage's moment to kill"
+            return runs
+        assert kills, f"a run with no executor killed failed:\n{submitted.output[-5000:]}"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """A PySpark application the cluster tests submit: the parse UDF's body, run in the executors,
-reporting from inside each task where it ran.
+reporting from inside each task where it ran and where its Python comes from.
 
     spark-submit --master spark://127.0.0.1:PORT tests/cluster/parse_probe.py LOG.jsonl OUT.json
 
@@ -7,8 +7,10 @@ Each statement of ``LOG.jsonl`` (a Spark query log: ``query_text`` per line) goe
 ``parse_batches(options, ..., parse_arrow_batch)``, what the job's iterator Arrow UDF
 (``lineage_udfs.spark.parse.udfs.make_parse_arrow_udf``) runs per Python worker, inside
 ``mapInArrow``. With each result the task records its process id, its parent's, its working
-directory (an executor's is ``<worker work dir>/<app id>/<executor id>``) and its partition.
-``OUT.json`` holds those rows and the driver's own process id, working directory, master and
+directory (an executor's is ``<worker work dir>/<app id>/<executor id>``), its partition, its
+interpreter (``sys.executable``, ``sys.prefix``) and the files ``lineage_udfs``, ``sqlglot``
+and ``pyspark`` were imported from (a packed environment shipped with ``--archives`` shows
+there). ``OUT.json`` holds those rows and the same facts of the driver, with its master and
 application id.
 """
 
@@ -29,8 +31,26 @@ PARTITIONS = 8
 
 OUT_SCHEMA = (
     "row long, status string, statement_type string, targets array<string>, pid long, "
-    "ppid long, cwd string, partition int"
+    "ppid long, cwd string, partition int, executable string, prefix string, "
+    "lineage_udfs string, sqlglot string, pyspark string"
 )
+ORIGINS = ("executable", "prefix", "lineage_udfs", "sqlglot", "pyspark")
+
+
+def where_am_i() -> dict[str, str]:
+    """This process's interpreter and the files of the modules the job imports."""
+    import pyspark
+    import sqlglot
+
+    import lineage_udfs
+
+    return {
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "lineage_udfs": str(lineage_udfs.__file__),
+        "sqlglot": str(sqlglot.__file__),
+        "pyspark": str(pyspark.__file__),
+    }
 
 
 def _parse_where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -48,6 +68,7 @@ def _parse_where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else -1
+    origins = where_am_i()
     for parsed in parse_batches(ParserOptions(), columns(), parse_arrow_batch):
         batch = pending.pop(0)
         n = batch.num_rows
@@ -61,6 +82,7 @@ def _parse_where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 pa.array([os.getppid()] * n, pa.int64()),
                 pa.array([os.getcwd()] * n, pa.string()),
                 pa.array([partition] * n, pa.int32()),
+                *(pa.array([origins[k]] * n, pa.string()) for k in ORIGINS),
             ],
             names=[
                 "row",
@@ -71,6 +93,7 @@ def _parse_where(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 "ppid",
                 "cwd",
                 "partition",
+                *ORIGINS,
             ],
         )
 
@@ -101,6 +124,7 @@ def main(argv: list[str]) -> int:
         rows = [r.asDict() for r in statements.mapInArrow(_parse_where, OUT_SCHEMA).collect()]
         report = {
             "driver": {
+                **where_am_i(),
                 "pid": os.getpid(),
                 "cwd": os.getcwd(),
                 "app_id": spark.sparkContext.applicationId,

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,19 @@ input, minutes apart, give the same activity tables."""
 
 def sample_overlay(cwd: Path, **sections: Any) -> Path:
     """``cwd/overlay.yaml``: the sample logs and tag file by absolute path, the activity stage
-    at the log's end, plus ``sections``."""
+    at the log's end, checkpoints in ``cwd/checkpoints`` (durable: the disk the driver and every
+    executor share here, as docs/deploy.md asks on a cluster, so that a run survives a lost
+    executor; the local reference runs with the same settings, so their recorded settings
+    agree), plus ``sections``."""
     sources = [{**s, "path": str(ROOT / s["path"])} for s in LOCAL["sources"]]
     overlay = cwd / "overlay.yaml"
-    settings = {"sources": sources, "tags": TAGS, "activity": ACTIVITY, **sections}
+    settings = {
+        "sources": sources,
+        "tags": TAGS,
+        "activity": ACTIVITY,
+        "execution": {"checkpoint_dir": str(cwd / "checkpoints")},
+        **sections,
+    }
     overlay.write_text(yaml.safe_dump(settings), encoding="utf-8")
     return overlay
 
@@ -155,12 +165,14 @@ def run_sample(
     overlay: Path | None = None,
     base: Path = ROOT / "conf" / "local.yaml",
     confs: dict[str, str] | None = None,
+    options: Sequence[str] = (),
 ) -> SampleRun:
-    """``spark-submit jobs/extract.py --config base --config overlay`` from ``cwd``."""
+    """``spark-submit options jobs/extract.py --config base --config overlay`` from ``cwd``."""
     cwd.mkdir(parents=True, exist_ok=True)
     overlay = overlay or sample_overlay(cwd)
     arguments = ["--config", str(base), "--config", str(overlay)]
-    return SampleRun(cwd, submit(master, EXTRACT, arguments, cwd=cwd, confs=confs).check())
+    submitted = submit(master, EXTRACT, arguments, cwd=cwd, confs=confs, options=options)
+    return SampleRun(cwd, submitted.check())
 
 
 VOLATILE: dict[str, frozenset[str]] = {

@@ -15,9 +15,42 @@ from typing import IO
 from .standalone import HOST, SPARK_HOME
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBMIT_TIMEOUT = 900
+SUBMIT_TIMEOUT = 1800
 """Seconds one application may take (the sample's extract with the graph stage takes about
-three minutes on a loaded two-core machine)."""
+three minutes on a loaded two-core machine, and took 15 on one shared with other suites at a
+load average of 30)."""
+
+
+BOTH_EXECUTORS = {"spark.cores.max": "2", "spark.scheduler.minRegisteredResourcesRatio": "1.0"}
+"""Confs of an application that wants both workers' executors: scheduling starts once both are
+registered, so every stage has work on both."""
+CLUSTER_CONFS = {"spark.locality.wait": "0s"}
+"""Confs of every application submitted to the standalone cluster (a test's own ``confs`` take
+precedence). No delay scheduling: by default a task whose preferred executor (the one holding
+its persisted or shuffled block) is busy waits up to 3 s per locality level before it runs on
+the other one, idle meanwhile. Both executors share this machine's disk, so a non-local task
+costs nothing more; the job's hundreds of small stages lost many such pauses. Where a task
+runs changes nothing the tests check."""
+COLD_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""JVM options of every driver and executor the tests submit: the JIT's first tier only (C1,
+no profiling, no C2) and the serial collector. Each application's JVMs start cold and live for
+one run on a few rows; C2 spent more CPU compiling Spark's and Delta's code than the run gained
+from it. The embedded default submitted with interpreted evaluation, user CPU: 276 s as
+shipped, 232 s with C1 only, 214 s with C1 and the serial collector
+(bench/results/test_suite.md)."""
+SMALL_DATA_CONFS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.driver.extraJavaOptions": COLD_JVM_OPTIONS,
+    "spark.executor.extraJavaOptions": COLD_JVM_OPTIONS,
+}
+"""Confs of every application the tests submit, local or to the cluster (a test's own
+``confs`` take precedence): Spark's interpreted evaluation instead of generated code, as the
+Spark tests' session has it (tests/spark/conftest.py), and :data:`COLD_JVM_OPTIONS`. On the few
+rows of the sample each driver and executor JVM, all started cold, spent more CPU compiling
+query code (Janino, then the JIT) than running it. Results are the same by contract; what the
+tests check (where tasks run, what executors write, what survives a lost executor) does not
+depend on it."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +82,9 @@ def submit(
     submits: ``SPARK_CONF_DIR`` = the repository's conf/ (the Delta and GraphFrames packages),
     ``--repositories`` from ``LINEAGE_MAVEN_REPOSITORIES``, this interpreter as the driver's and
     the executors' Python (``confs`` ``spark.pyspark.python`` / ``spark.pyspark.driver.python``
-    take precedence), ``options`` before the application (``--archives ...``). The driver binds
-    to 127.0.0.1. On timeout its process group is killed."""
+    take precedence), ``options`` before the application (``--archives ...``), and to a
+    ``spark://`` master :data:`CLUSTER_CONFS`. The driver binds to 127.0.0.1. On timeout its
+    process group is killed."""
     running = start(master, application, arguments, cwd=cwd, confs=confs, options=options)
     return running.wait(timeout)
 
@@ -106,6 +140,9 @@ def start(
     command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master]
     if repositories:
         command += ["--repositories", repositories]
+    confs = {**SMALL_DATA_CONFS, **(confs or {})}
+    if master.startswith("spark://"):
+        confs = {**CLUSTER_CONFS, **confs}
     for key, value in (confs or {}).items():
         command += ["--conf", f"{key}={value}"]
     command += [*options, str(application), *arguments]

@@ -45,6 +45,9 @@ def _session(warehouse: Path) -> Any:
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.io.encryption.enabled": "true",
+            # interpreted evaluation as in tests/spark: few rows, compiling costs more than running
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.warehouse.dir": str(warehouse / "spark-warehouse"),
         },
     )

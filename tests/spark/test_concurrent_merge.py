@@ -5,7 +5,8 @@ until writer B has committed, so A's first commit always conflicts.
 
 The same for whole runs: an extraction whose edge MERGE loses the race to another extraction,
 and a graph stage whose MERGE into an analytics table loses it to another graph stage, end as
-the runs one after the other (or without the race) leave the tables."""
+the runs one after the other (or without the race) leave the tables. Both start from one
+warehouse, built once per module (one extraction and a graph stage) and copied per test."""
 
 from __future__ import annotations
 
@@ -23,7 +24,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.settings import (
+    GraphSettings,
+    IdentitySettings,
+    JobSettings,
+    SinkSettings,
+    SourceSettings,
+)
 from lineage_udfs.spark.extract import stage as extract_stage
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
@@ -177,11 +184,29 @@ RUN_A = [*SEED_LOG, ("v2", "CREATE OR REPLACE VIEW rep.v AS SELECT b FROM raw.b"
 RUN_B = [*SEED_LOG, ("v3", "CREATE OR REPLACE VIEW rep.v AS SELECT c FROM raw.c", 3)]
 """Each run redefines the view; B's definition is the newest."""
 EXTRACT_TABLES = ("queries", "parsed_statements", "table_lineage", "column_lineage", "quarantine")
+GRAPH_TABLES = ("lineage_nodes", "lineage_paths", "table_closure", "column_closure")
+FIRST_EDGES = [
+    ("g1", "INSERT INTO s.b SELECT x FROM s.a", 1),
+    ("g2", "INSERT INTO s.c SELECT x FROM s.b", 2),
+]
+MORE_EDGES = [
+    *FIRST_EDGES,
+    ("g3", "INSERT INTO s.d SELECT x FROM s.c", 3),
+    ("g4", "INSERT INTO s.a2 SELECT y FROM s.z", 4),
+]
+GRAPH = GraphSettings(incremental_min_edges=0)  # the incremental path: MERGEs
 
 
 def _extract_settings(base: Path, log: Path) -> JobSettings:
     source = SourceSettings(name="log", format="jsonl", path=str(log))
-    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+    # the races here are those of the edge and closure MERGEs: the identity step (it derives
+    # dataset_aliases again on every run, and no test here reads that table) is off, which
+    # saves its share of every extraction
+    return JobSettings(
+        sources=[source],
+        sink=SinkSettings(base_path=str(base)),
+        identity=IdentitySettings(enabled=False),
+    )
 
 
 def _log_file(path: Path, rows: list[tuple[str, str, int]]) -> Path:
@@ -193,8 +218,23 @@ def _log_file(path: Path, rows: list[tuple[str, str, int]]) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def seeded(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a warehouse after one extraction of SEED_LOG and FIRST_EDGES (the view's
+    first definition; the edges s.a -> s.b -> s.c) and one graph stage over it (a full
+    refresh). Each test copies it (Delta tables are relocatable; the graph's recorded state
+    names versions and table ids, no folder) and leaves it as it is."""
+    folder = tmp_path_factory.mktemp("seeded")
+    base = folder / "warehouse"
+    log = _log_file(folder / "seed.jsonl", [*SEED_LOG, *FIRST_EDGES])
+    assert extract(spark, _extract_settings(base, log)).status == "succeeded"
+    run_graph_stage(LineageTables(spark, SinkSettings(base_path=str(base))), GRAPH)
+    return base
+
+
 def test_a_retried_edge_merge_derives_its_rows_again(
     spark: SparkSession,
+    seeded: Path,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
@@ -202,13 +242,12 @@ def test_a_retried_edge_merge_derives_its_rows_again(
     """Run A's MERGE into table_lineage computed its rows (the view defined by A's statement,
     A's predecessor's edge stale), then run B redefined the view and committed: the retried
     MERGE must find B's definition current, not write A's edge back next to B's."""
-    seed, a_log, b_log = (
-        _log_file(tmp_path / f"{name}.jsonl", rows)
-        for name, rows in (("seed", SEED_LOG), ("a", RUN_A), ("b", RUN_B))
+    a_log, b_log = (
+        _log_file(tmp_path / f"{name}.jsonl", rows) for name, rows in (("a", RUN_A), ("b", RUN_B))
     )
     serial_base, racing_base = tmp_path / "serial", tmp_path / "racing"
-    assert extract(spark, _extract_settings(serial_base, seed)).status == "succeeded"
-    shutil.copytree(serial_base, racing_base)
+    shutil.copytree(seeded, serial_base)
+    shutil.copytree(seeded, racing_base)
     for log in (b_log, a_log):  # B's commit comes first in the race: the same order
         assert extract(spark, _extract_settings(serial_base, log)).status == "succeeded"
 
@@ -240,20 +279,10 @@ def _no_claim(*args: object, **kwargs: object) -> Iterator[None]:
 
 # --- a graph-stage MERGE retried -----------------------------------------------------------------
 
-GRAPH_TABLES = ("lineage_nodes", "lineage_paths", "table_closure", "column_closure")
-FIRST_EDGES = [
-    ("g1", "INSERT INTO s.b SELECT x FROM s.a", 1),
-    ("g2", "INSERT INTO s.c SELECT x FROM s.b", 2),
-]
-MORE_EDGES = [
-    *FIRST_EDGES,
-    ("g3", "INSERT INTO s.d SELECT x FROM s.c", 3),
-    ("g4", "INSERT INTO s.a2 SELECT y FROM s.z", 4),
-]
-
 
 def test_a_graph_write_that_loses_a_race_is_retried(
     spark: SparkSession,
+    seeded: Path,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
@@ -261,25 +290,22 @@ def test_a_graph_write_that_loses_a_race_is_retried(
     """Two graph stages at once on the same edges: A's incremental MERGE into table_closure is
     held until B has written the table; A's retry ends with the tables a graph stage without
     the race gives."""
-    settings = GraphSettings(incremental_min_edges=0)  # the incremental path: MERGEs
     reference_base, racing_base = tmp_path / "reference", tmp_path / "racing"
+    shutil.copytree(seeded, reference_base)  # FIRST_EDGES extracted, their graph stored
     reference = LineageTables(spark, SinkSettings(base_path=str(reference_base)))
-    first = _extract_settings(reference_base, _log_file(tmp_path / "1.jsonl", FIRST_EDGES))
-    assert extract(spark, first).status == "succeeded"
-    run_graph_stage(reference, settings)
     more = _extract_settings(reference_base, _log_file(tmp_path / "2.jsonl", MORE_EDGES))
     assert extract(spark, more).status == "succeeded"
     shutil.copytree(reference_base, racing_base)
-    assert not run_graph_stage(reference, settings).full_refresh
+    assert not run_graph_stage(reference, GRAPH).full_refresh
 
     racing = LineageTables(spark, SinkSettings(base_path=str(racing_base)))
     with (
         caplog.at_level(logging.WARNING, logger="lineage_udfs.spark.storage"),
         _first_merge_held(monkeypatch, "table_closure", "ancestor", tmp_path) as wait,
     ):
-        thread, outcome = _in_thread(lambda: run_graph_stage(racing, settings))
+        thread, outcome = _in_thread(lambda: run_graph_stage(racing, GRAPH))
         wait()
-        run_graph_stage(racing, settings)  # B commits to table_closure while A is held
+        run_graph_stage(racing, GRAPH)  # B commits to table_closure while A is held
     thread.join(WAIT_SECONDS)
     assert not thread.is_alive()
     assert not isinstance(outcome["result"], Exception), outcome["result"]

@@ -1,14 +1,22 @@
 """Dataset identity end to end: a Spark job's events (paths, a symlinks facet) and a SQL log
 (catalog names) in one warehouse; ``dataset_aliases`` links them with evidence, the graph
 merges the nodes of the links that hold, and a link that arrives late (a DESCRIBE DETAIL
-export) re-stitches the stored history at the next run without any statement parsed again."""
+export) re-stitches the stored history at the next run without any statement parsed again.
+
+One warehouse goes through the whole story, each step run once by a module fixture on a copy
+of the previous step's warehouse (Delta tables are relocatable; the sources stay where the
+first step wrote them): the first run of the whole job, the late evidence, the steward's
+rejection. The tests only read what a step left, so each passes alone and in any order."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
@@ -22,12 +30,17 @@ from lineage_udfs.settings import (
     SourceSettings,
     TagSettings,
 )
+from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.graph.stage import run_graph_stage
-from lineage_udfs.spark.openlineage.emission import emit_openlineage
-from lineage_udfs.spark.pipeline import run_extract
+from lineage_udfs.spark.openlineage.emission import EmitSummary, emit_openlineage
+from lineage_udfs.spark.pipeline import ExtractOutcome, run_extract
 from lineage_udfs.spark.storage.tables import LineageTables
 from tests.support.ol_events import dataset, run_event, write_lines
+
+NS = "lineage-warehouse"  # openlineage.namespace: the log rows have no source_system
+ROW = {"start_time": "2026-11-01T06:00:00Z", "user_name": "etl"}
+"""More fields of each log row (the activity commands' writer and time)."""
 
 
 def _components(tables: LineageTables) -> int:
@@ -72,68 +85,6 @@ def _settings(events: Path, log: Path, base: Path, **identity: object) -> JobSet
     )
 
 
-def test_aliases_stitch_the_producers_and_a_late_alias_restitches(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    events, log = _warehouse(tmp_path)
-
-    off = _settings(events, log, tmp_path / "off", enabled=False)
-    extract(spark, off)
-    tables_off = LineageTables(spark, off.sink)
-    run_graph_stage(tables_off, off.graph)
-    without = _components(tables_off)
-
-    on = _settings(events, log, tmp_path / "on")
-    first = extract(spark, on)
-    tables = LineageTables(spark, on.sink)
-    links = {
-        (r.alias, r.canonical, r.evidence, r.status)
-        for r in tables.read("dataset_aliases").collect()
-    }
-    assert links == {
-        ("file:/wh/raw.db/orders", "raw.orders", "symlink", "proposed"),
-        ("raw.orders", "main.raw.orders", "default_schema", "proposed"),
-    }
-    run_graph_stage(tables, on.graph)
-    with_symlinks = _components(tables)
-    assert (without, with_symlinks) == (3, 2)
-
-    # the late evidence: where the catalog stores clean.orders (a trailing slash on the path)
-    detail = tmp_path / "detail.jsonl"
-    detail.write_text(
-        json.dumps({"name": "spark_catalog.clean.orders", "location": "file:/wh/clean/orders/"})
-        + "\n",
-        encoding="utf-8",
-    )
-    late = _settings(events, log, tmp_path / "on", table_locations=str(detail))
-    again = extract(spark, late)
-    assert again.parsed_statements == 0  # nothing parsed again
-    run_graph_stage(tables, late.graph)
-    assert _components(tables) == 1
-    nodes = {r.node for r in tables.read("lineage_nodes").collect()}
-    assert nodes == {
-        "main.landing.orders",
-        "main.raw.orders",
-        "main.clean.orders",
-        "main.mart.daily",
-    }
-    assert (
-        first.aliases is not None and again.aliases == first.aliases + 2
-    )  # location, then session default
-
-    # the steward rejects the symlink: the Spark job's input is its own node again
-    steward = tmp_path / "steward.yaml"
-    steward.write_text("- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8")
-    rejected = _settings(
-        events, log, tmp_path / "on", table_locations=str(detail), steward_file=str(steward)
-    )
-    extract(spark, rejected)
-    run_graph_stage(tables, rejected.graph)
-    assert _components(tables) == 2
-    status = {(r.alias, r.evidence): r.status for r in tables.read("dataset_aliases").collect()}
-    assert status[("file:/wh/raw.db/orders", "symlink")] == "rejected"
-
-
 def _emitting(settings: JobSettings, out: Path, min_confidence: float = 0.9) -> JobSettings:
     """``settings`` emitting OpenLineage events to the file ``out`` (appended)."""
     return settings.model_copy(
@@ -148,12 +99,16 @@ def _emitting(settings: JobSettings, out: Path, min_confidence: float = 0.9) -> 
     )
 
 
-def _emitted(out: Path, seen: int) -> tuple[dict[str, set[tuple[str, str, str]]], int]:
-    """The datasets of the events written after the first ``seen`` lines (namespace/name ->
-    its symlinks facet's identifiers: namespace, name, type) and the number of lines now."""
-    lines = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
+def _lines(out: Path) -> list[str]:
+    """The events emitted to ``out`` so far."""
+    return out.read_text(encoding="utf-8").splitlines() if out.exists() else []
+
+
+def _emitted(lines: list[str]) -> dict[str, set[tuple[str, str, str]]]:
+    """The datasets of the events ``lines`` (namespace/name -> its symlinks facet's
+    identifiers: namespace, name, type)."""
     found: dict[str, set[tuple[str, str, str]]] = {}
-    for line in lines[seen:]:
+    for line in lines:
         event = json.loads(line)
         for named in event["inputs"] + event["outputs"]:
             facet = named["facets"].get("symlinks")
@@ -165,93 +120,248 @@ def _emitted(out: Path, seen: int) -> tuple[dict[str, set[tuple[str, str, str]]]
             key = f"{named['namespace']}/{named['name']}"
             assert found.get(key, links) == links  # every event names it alike
             found[key] = links
-    return found, len(lines)
+    return found
 
 
-def test_emitted_datasets_carry_the_aliases_that_hold_and_a_late_alias_is_re_emitted(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    events, log = _warehouse(tmp_path)
-    out = tmp_path / "emitted.jsonl"
-    base = tmp_path / "wh"
-    ns = "lineage-warehouse"  # openlineage.namespace: the log rows have no source_system
+@dataclass(frozen=True)
+class Warehouse:
+    """A warehouse folder (``wh``: the tables; ``emitted.jsonl``: the events emitted to it so
+    far) fed by the sources ``events`` and ``log``."""
 
-    settings = _emitting(_settings(events, log, base), out)
-    extract(spark, settings)
-    emit_openlineage(spark, settings)
-    runs, seen = _emitted(out, 0)
-    assert runs == {
-        f"{ns}/main.landing.orders": set(),
-        f"{ns}/main.raw.orders": {
-            ("file", "/wh/raw.db/orders", "LOCATION"),  # the listener's name (symlink)
-            (ns, "raw.orders", "TABLE"),  # the name before the session default
-        },
-        f"{ns}/main.clean.orders": set(),
-        f"{ns}/main.mart.daily": set(),
-    }
-    assert seen == 4  # START and COMPLETE of each statement's run
+    root: Path
+    events: Path
+    log: Path
 
-    # the late evidence: where the catalog stores clean.orders; only the statement reading it
-    # is emitted again, its input now with the names the export gave
-    detail = tmp_path / "detail.jsonl"
+    @property
+    def base(self) -> Path:
+        return self.root / "wh"
+
+    @property
+    def out(self) -> Path:
+        return self.root / "emitted.jsonl"
+
+    def settings(self, min_confidence: float = 0.9, **identity: object) -> JobSettings:
+        """The job's settings for this warehouse, emitting to ``out``."""
+        base = _settings(self.events, self.log, self.base, **identity)
+        return _emitting(base, self.out, min_confidence)
+
+    def tables(self, spark: SparkSession) -> LineageTables:
+        return LineageTables(spark, SinkSettings(base_path=str(self.base)))
+
+    def copy(self, root: Path) -> Warehouse:
+        """This warehouse's tables, emitted events and spool in ``root``; the sources stay
+        where they are (their paths are in source_state, and the next run reads them)."""
+        shutil.copytree(self.base, root / "wh")
+        if self.out.exists():
+            shutil.copy2(self.out, root / "emitted.jsonl")
+        if (self.root / "spool").exists():
+            shutil.copytree(self.root / "spool", root / "spool")
+        return Warehouse(root, self.events, self.log)
+
+
+@dataclass(frozen=True)
+class First:
+    warehouse: Warehouse
+    outcome: ExtractOutcome
+    lines: list[str]
+
+
+@dataclass(frozen=True)
+class Late:
+    warehouse: Warehouse
+    detail: Path
+    run: RunSummary
+    emission: EmitSummary
+    lines: list[str]
+
+
+@dataclass(frozen=True)
+class Rejected:
+    warehouse: Warehouse
+    lines: list[str]
+    """After the emission of the run with the steward's decision."""
+    unchanged: EmitSummary
+    """The next emission, nothing changed."""
+    lines_unchanged: list[str]
+    strict: EmitSummary
+    """Then an emission with ``alias_min_confidence`` 0.95."""
+    lines_strict: list[str]
+
+
+@pytest.fixture(scope="module")
+def first(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> First:
+    """The first run of the whole job (extract, graph with a tag on main.raw.orders.id,
+    emission, activity) over the listener's events and the SQL log."""
+    root = tmp_path_factory.mktemp("first")
+    events, log = _warehouse(root, **ROW)
+    tags = root / "tags.yaml"
+    tags.write_text("tags:\n  - column: main.raw.orders.id\n    tags: [pii]\n", encoding="utf-8")
+    warehouse = Warehouse(root, events, log)
+    settings = warehouse.settings().model_copy(
+        update={"tags": TagSettings(enabled=True, file=str(tags))}
+    )
+    outcome = run_extract(spark, settings, environ={})
+    return First(warehouse, outcome, _lines(warehouse.out))
+
+
+@pytest.fixture(scope="module")
+def late(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, first: First) -> Late:
+    """The next run (extract, graph, emission) on a copy of the first run's warehouse, with
+    the late evidence: where the catalog stores clean.orders (a trailing slash on the path)."""
+    root = tmp_path_factory.mktemp("late")
+    warehouse = first.warehouse.copy(root)
+    detail = root / "detail.jsonl"
     detail.write_text(
         json.dumps({"name": "spark_catalog.clean.orders", "location": "file:/wh/clean/orders/"})
         + "\n",
         encoding="utf-8",
     )
-    late = _emitting(_settings(events, log, base, table_locations=str(detail)), out)
-    assert extract(spark, late).parsed_statements == 0
-    summary = emit_openlineage(spark, late)
+    settings = warehouse.settings(table_locations=str(detail))
+    run = extract(spark, settings)
+    run_graph_stage(warehouse.tables(spark), settings.graph)
+    emission = emit_openlineage(spark, settings)
+    return Late(warehouse, detail, run, emission, _lines(warehouse.out))
+
+
+@pytest.fixture(scope="module")
+def rejected(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, late: Late) -> Rejected:
+    """On a copy of the late run's warehouse: a run (extract, graph, emission) where the steward
+    rejects the listener's symlink, an emission with nothing changed, then one at
+    ``alias_min_confidence`` 0.95."""
+    root = tmp_path_factory.mktemp("rejected")
+    warehouse = late.warehouse.copy(root)
+    steward = root / "steward.yaml"
+    steward.write_text("- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8")
+    identity: dict[str, object] = {
+        "table_locations": str(late.detail),
+        "steward_file": str(steward),
+    }
+    settings = warehouse.settings(**identity)
+    extract(spark, settings)
+    run_graph_stage(warehouse.tables(spark), settings.graph)
+    emit_openlineage(spark, settings)
+    lines = _lines(warehouse.out)
+    unchanged = emit_openlineage(spark, settings)
+    lines_unchanged = _lines(warehouse.out)
+    strict = emit_openlineage(spark, warehouse.settings(0.95, **identity))
+    return Rejected(warehouse, lines, unchanged, lines_unchanged, strict, _lines(warehouse.out))
+
+
+def test_without_identity_the_producers_stay_apart(spark: SparkSession, tmp_path: Path) -> None:
+    """The baseline of the stitching: with ``identity.enabled`` false the listener's paths and
+    the log's names are three components (the first run below has two)."""
+    events, log = _warehouse(tmp_path, **ROW)
+    off = _settings(events, log, tmp_path / "off", enabled=False)
+    extract(spark, off)
+    tables = LineageTables(spark, off.sink)
+    run_graph_stage(tables, off.graph)
+    assert _components(tables) == 3
+
+
+def test_aliases_stitch_the_producers(spark: SparkSession, first: First) -> None:
+    """The first run proposes the listener's symlink and the session default; the graph merges
+    the Spark job's input with the log's raw.orders: two components, not three."""
+    tables = first.warehouse.tables(spark)
+    links = {
+        (r.alias, r.canonical, r.evidence, r.status)
+        for r in tables.read("dataset_aliases").collect()
+    }
+    assert links == {
+        ("file:/wh/raw.db/orders", "raw.orders", "symlink", "proposed"),
+        ("raw.orders", "main.raw.orders", "default_schema", "proposed"),
+    }
+    assert _components(tables) == 2
+
+
+def test_emitted_datasets_carry_the_aliases_that_hold(first: First) -> None:
+    """Each emitted dataset lists its other names (the links that hold) in its symlinks
+    facet."""
+    assert _emitted(first.lines) == {
+        f"{NS}/main.landing.orders": set(),
+        f"{NS}/main.raw.orders": {
+            ("file", "/wh/raw.db/orders", "LOCATION"),  # the listener's name (symlink)
+            (NS, "raw.orders", "TABLE"),  # the name before the session default
+        },
+        f"{NS}/main.clean.orders": set(),
+        f"{NS}/main.mart.daily": set(),
+    }
+    assert len(first.lines) == 4  # START and COMPLETE of each statement's run
+
+
+def test_a_late_alias_restitches_without_parsing_again(
+    spark: SparkSession, first: First, late: Late
+) -> None:
+    """The catalog location links the listener's output path to clean.orders: one component
+    of the log's four nodes, nothing parsed again."""
+    assert late.run.parsed_statements == 0  # nothing parsed again
+    tables = late.warehouse.tables(spark)
+    assert _components(tables) == 1
+    nodes = {r.node for r in tables.read("lineage_nodes").collect()}
+    assert nodes == {
+        "main.landing.orders",
+        "main.raw.orders",
+        "main.clean.orders",
+        "main.mart.daily",
+    }
+    first_aliases = first.outcome.run.aliases
+    assert (
+        first_aliases is not None and late.run.aliases == first_aliases + 2
+    )  # location, then session default
+
+
+def test_a_late_alias_is_re_emitted(first: First, late: Late) -> None:
+    """Only the statement reading clean.orders is emitted again, its input now with the names
+    the export gave."""
+    summary = late.emission
     assert (summary.scope, summary.changed_queries, summary.realiased_statements) == (
         "incremental",
         0,
         1,
     )
-    runs, seen = _emitted(out, seen)
-    assert seen == 6
-    assert runs == {
-        f"{ns}/main.clean.orders": {
+    assert late.lines[:4] == first.lines
+    assert len(late.lines) == 6
+    assert _emitted(late.lines[4:]) == {
+        f"{NS}/main.clean.orders": {
             ("file", "/wh/clean/orders", "LOCATION"),
-            (ns, "clean.orders", "TABLE"),
+            (NS, "clean.orders", "TABLE"),
         },
-        f"{ns}/main.mart.daily": set(),
+        f"{NS}/main.mart.daily": set(),
     }
 
-    # the steward rejects the listener's symlink: the statement writing raw.orders is emitted
-    # again without it
-    steward = tmp_path / "steward.yaml"
-    steward.write_text("- {alias: 'file:/wh/raw.db/orders', decision: reject}\n", encoding="utf-8")
-    rejected = _emitting(
-        _settings(events, log, base, table_locations=str(detail), steward_file=str(steward)), out
-    )
-    extract(spark, rejected)
-    emit_openlineage(spark, rejected)
-    runs, seen = _emitted(out, seen)
-    assert seen == 8
-    assert runs == {
-        f"{ns}/main.landing.orders": set(),
-        f"{ns}/main.raw.orders": {(ns, "raw.orders", "TABLE")},
+
+def test_a_rejected_alias_splits_the_node_again(spark: SparkSession, rejected: Rejected) -> None:
+    """The steward rejects the symlink: the Spark job's input is its own node again."""
+    tables = rejected.warehouse.tables(spark)
+    assert _components(tables) == 2
+    status = {(r.alias, r.evidence): r.status for r in tables.read("dataset_aliases").collect()}
+    assert status[("file:/wh/raw.db/orders", "symlink")] == "rejected"
+
+
+def test_a_rejected_alias_is_re_emitted_without_it_and_then_nothing(rejected: Rejected) -> None:
+    """The statement writing raw.orders is emitted again without the rejected symlink; the next
+    emission, nothing changed, emits nothing."""
+    assert len(rejected.lines) == 8
+    assert _emitted(rejected.lines[6:]) == {
+        f"{NS}/main.landing.orders": set(),
+        f"{NS}/main.raw.orders": {(NS, "raw.orders", "TABLE")},
     }
+    assert rejected.unchanged.counts.emitted == 0
+    assert rejected.lines_unchanged == rejected.lines
 
-    # nothing changed: nothing emitted
-    assert emit_openlineage(spark, rejected).counts.emitted == 0
-    assert _emitted(out, seen)[1] == seen
 
-    # above the session-default links' confidence (0.9) only the catalog location (0.95)
-    # holds, and it links the path to clean.orders, not to main.clean.orders: no emitted
-    # dataset has another name, and both statements are emitted again without them
-    strict = _emitting(
-        _settings(events, log, base, table_locations=str(detail), steward_file=str(steward)),
-        out,
-        min_confidence=0.95,
-    )
-    assert emit_openlineage(spark, strict).realiased_statements == 2
-    runs, seen = _emitted(out, seen)
-    assert seen == 12
+def test_above_the_session_default_confidence_only_the_location_holds(
+    spark: SparkSession, rejected: Rejected
+) -> None:
+    """Above the session-default links' confidence (0.9) only the catalog location (0.95)
+    holds, and it links the path to clean.orders, not to main.clean.orders: no emitted dataset
+    has another name, and both statements are emitted again without them."""
+    assert rejected.strict.realiased_statements == 2
+    assert len(rejected.lines_strict) == 12
+    runs = _emitted(rejected.lines_strict[8:])
     assert len(runs) == 4 and all(links == set() for links in runs.values())
     aliases = {
         (r.dataset, tuple(r.symlinks))
-        for r in LineageTables(spark, strict.sink).read("openlineage_symlinks").collect()
+        for r in rejected.warehouse.tables(spark).read("openlineage_symlinks").collect()
     }
     assert aliases == {
         ("clean.orders", ("file:/wh/clean/orders",)),
@@ -266,15 +376,10 @@ def _cli(base: Path, *args: str) -> tuple[dict[str, Any], str]:
     return json.loads(result.stdout), result.stderr
 
 
-def test_every_command_follows_an_alias_to_its_node(spark: SparkSession, tmp_path: Path) -> None:
-    events, log = _warehouse(tmp_path, start_time="2026-11-01T06:00:00Z", user_name="etl")
-    tags = tmp_path / "tags.yaml"
-    tags.write_text("tags:\n  - column: main.raw.orders.id\n    tags: [pii]\n", encoding="utf-8")
-    settings = _settings(events, log, tmp_path / "wh").model_copy(
-        update={"tags": TagSettings(enabled=True, file=str(tags))}
-    )
-    run_extract(spark, settings, environ={})
-    base = str(tmp_path / "wh")
+def test_every_command_follows_an_alias_to_its_node(first: First) -> None:
+    """The ``lineage`` commands (read-only) answer a name a link holds for its node, with a
+    note, on the first run's warehouse."""
+    base = str(first.warehouse.base)
     path, node = "file:/wh/raw.db/orders", "main.raw.orders"
 
     # the listener's path and the name before the session default are main.raw.orders

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.settings import IdentitySettings, JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -33,6 +33,8 @@ def _settings(log: Path, base: Path, *, incremental: bool = True) -> JobSettings
             SourceSettings(name="log", format="jsonl", path=str(log), defaults={"dialect": "spark"})
         ],
         sink=SinkSettings(base_path=str(base)),
+        # the tests read the extraction's own tables: no identity step (dataset_aliases)
+        identity=IdentitySettings(enabled=False),
     )
     parser = settings.parser.model_copy(update={"incremental": incremental})
     return settings.model_copy(update={"parser": parser})
@@ -130,7 +132,11 @@ def test_catalog_table_names_instead_of_paths(
     spark.sql("CREATE DATABASE IF NOT EXISTS lineage_it")
     settings = _settings(logs["a"], tmp_path / "unused")
     settings = settings.model_copy(
-        update={"sink": SinkSettings(base_path=str(tmp_path / "unused"), database="lineage_it")}
+        update={
+            "sink": SinkSettings(base_path=str(tmp_path / "unused"), database="lineage_it"),
+            # the identity step on: the only extraction on catalog tables, dataset_aliases too
+            "identity": IdentitySettings(),
+        }
     )
     summary = extract(spark, settings)
     assert summary.status == "succeeded"

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage_udfs.settings import (
+    IdentitySettings,
     JobSettings,
     LineageSettings,
     SinkSettings,
@@ -90,6 +91,8 @@ def _settings(base: Path, log: Path, include_failed: bool) -> JobSettings:
             "sources": [source],
             "sink": SinkSettings(base_path=str(base)),
             "lineage": LineageSettings(include_failed_executions=include_failed),
+            # the tests read the extraction's own tables: no identity step (dataset_aliases)
+            "identity": IdentitySettings(enabled=False),
         }
     )
 

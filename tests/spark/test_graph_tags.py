@@ -12,7 +12,9 @@ from __future__ import annotations
 import fnmatch
 import logging
 import random
+import shutil
 from collections import defaultdict, deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from pyspark.sql import SparkSession
 
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import SinkSettings, TagSettings, TagSourceSettings
-from lineage_udfs.spark.graph.tags import STATE_KEY, TAGS_TABLE, run_tag_stage
+from lineage_udfs.spark.graph.tags import STATE_KEY, TAGS_TABLE, TagSummary, run_tag_stage
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
 
@@ -195,27 +197,55 @@ def test_propagation_equals_the_brute_force_reference(
     assert summary.unknown == 1  # d.nowhere
 
 
-def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    edges: list[Edge] = [
-        (("raw", "email"), ("stg", "email"), "DIRECT", "TRANSFORMATION"),
-        (("stg", "email"), ("mart", "email"), "DIRECT", "IDENTITY"),
-        (("mart", "email"), ("stg", "email"), "DIRECT", "IDENTITY"),  # a cycle
-        (("stg", "email"), ("mart", "email_hash"), "DIRECT", "MASKED"),
-        (("stg", "email"), ("mart", "id"), "INDIRECT", "FILTER"),
-        (("raw", "phone"), ("stg", "phone"), "DIRECT", "IDENTITY"),
-    ]
-    tables = _tables(spark, tmp_path / "wh")
-    write_edges(spark, tables, edges)
-    path = tmp_path / "tags.yaml"
+EMAILS: list[Edge] = [
+    (("raw", "email"), ("stg", "email"), "DIRECT", "TRANSFORMATION"),
+    (("stg", "email"), ("mart", "email"), "DIRECT", "IDENTITY"),
+    (("mart", "email"), ("stg", "email"), "DIRECT", "IDENTITY"),  # a cycle
+    (("stg", "email"), ("mart", "email_hash"), "DIRECT", "MASKED"),
+    (("stg", "email"), ("mart", "id"), "INDIRECT", "FILTER"),
+    (("raw", "phone"), ("stg", "phone"), "DIRECT", "IDENTITY"),
+]
+EMAIL_ONLY = "tags:\n  - column: raw.email\n    tags: [pii]\n"
+
+
+@dataclass(frozen=True)
+class EmailRuns:
+    """Three tag runs over ``EMAILS`` in one warehouse (``base``): raw.email and raw.phone
+    declared, the same again, then raw.phone's declaration removed (``EMAIL_ONLY``)."""
+
+    base: Path
+    first: set[tuple[Any, ...]]
+    first_version: int
+    again: TagSummary
+    again_version: int
+    removed: set[tuple[Any, ...]]
+
+
+@pytest.fixture(scope="module")
+def email_runs(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> EmailRuns:
+    """The runs of ``EmailRuns``; the warehouse they leave is also where the tests of untrusted
+    stored rows start from (a copy each: the recorded tag state names a version, a table id,
+    the declarations' digest and the settings, no path)."""
+    root = tmp_path_factory.mktemp("emails")
+    tables = _tables(spark, root / "wh")
+    write_edges(spark, tables, EMAILS)
+    path = root / "tags.yaml"
     write_file(
         path,
         "tags:\n  - column: raw.email\n    tags: [pii]\n  - column: raw.phone\n    tags: [pii]\n",
     )
     settings = TagSettings(enabled=True, file=str(path))
     run_tag_stage(tables, settings)
-    tagged = {(r[0], r[1], r[4]) for r in stored(tables)}
+    first, first_version = stored(tables), tables.latest_version(TAGS_TABLE)
+    again = run_tag_stage(tables, settings)
+    again_version = tables.latest_version(TAGS_TABLE)
+    write_file(path, EMAIL_ONLY)
+    run_tag_stage(tables, settings)
+    return EmailRuns(root / "wh", first, first_version, again, again_version, stored(tables))
+
+
+def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(email_runs: EmailRuns) -> None:
+    tagged = {(r[0], r[1], r[4]) for r in email_runs.first}
     assert tagged == {
         ("raw", "email", "declared"),
         ("stg", "email", "propagated"),
@@ -224,12 +254,9 @@ def test_removed_tags_disappear_and_an_unchanged_run_writes_nothing(
         ("raw", "phone", "declared"),
         ("stg", "phone", "propagated"),
     }
-    version = tables.latest_version("column_tags")
-    assert run_tag_stage(tables, settings).unchanged
-    assert tables.latest_version("column_tags") == version
-    write_file(path, "tags:\n  - column: raw.email\n    tags: [pii]\n")
-    run_tag_stage(tables, settings)
-    assert {(r[0], r[1]) for r in stored(tables)} == {
+    assert email_runs.again.unchanged
+    assert email_runs.again_version == email_runs.first_version
+    assert {(r[0], r[1]) for r in email_runs.removed} == {
         ("raw", "email"),
         ("stg", "email"),
         ("mart", "email"),
@@ -377,83 +404,120 @@ def _edit_declarations(
     return explicit
 
 
-@pytest.mark.parametrize("seed", [5])
-def test_incremental_runs_equal_full_recomputes_over_random_edits(
-    spark: SparkSession, tmp_path: Path, seed: int
-) -> None:
-    rng = random.Random(seed)
-    edges = islands(seed)
+SEED = 5
+
+
+@dataclass(frozen=True)
+class IslandRun:
+    """One tag run of ``island_runs``: its inputs, what it did and what it left."""
+
+    edges: list[Edge]
+    declared: Declared
+    summary: TagSummary
+    rows: set[tuple[Any, ...]]
+    """``column_tags`` after the run."""
+    version: int
+    """``column_tags``' version after the run."""
+    commits: list[dict[str, Any]]
+    """The run's commits to ``column_tags``, oldest first."""
+
+
+@pytest.fixture(scope="module")
+def island_runs(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, IslandRun]:
+    """Tag runs over ``islands(SEED)`` in one warehouse, each after an edit, by name: "start"
+    (the first run), "edges" (the edges of one island at random), "rerun" (nothing),
+    "declarations" (declarations at random), "both" (both, and an edge joining islands 0 and
+    1, under a new glob), "indirect" (one INDIRECT edge more: it carries no tag) and "full"
+    (nothing, with ``full_refresh``). The tests of incremental runs against the reference and
+    of what an edit of one island writes share them: each run is a whole tag stage."""
+    rng = random.Random(SEED)
+    edges = islands(SEED)
     cols = sorted({e[0] for e in edges} | {e[1] for e in edges})
     explicit = {ref: f"v{i}" for i, ref in enumerate(rng.sample(cols, 4))}
     globs = ["i0.s.c.*", "i2.*.c1*"]
-    path = tmp_path / "tags.yaml"
+    root = tmp_path_factory.mktemp("islands")
+    path = root / "tags.yaml"
     settings = TagSettings(enabled=True, file=str(path), max_depth=5)
-    tables = _tables(spark, tmp_path / "wh")
+    tables = _tables(spark, root / "wh")
+    runs: dict[str, IslandRun] = {}
+
+    def run(name: str, declared: Declared, *, write: bool, full_refresh: bool = False) -> None:
+        before = tables.latest_version(TAGS_TABLE) if tables.exists(TAGS_TABLE) else -1
+        if write:
+            write_edges(spark, tables, edges)
+        summary = run_tag_stage(tables, settings, full_refresh=full_refresh)
+        version = tables.latest_version(TAGS_TABLE)
+        commits = tables.recent_commits(TAGS_TABLE, version - before) if version > before else []
+        commits = sorted(commits, key=lambda c: int(c["version"]))
+        runs[name] = IslandRun(
+            list(edges), dict(declared), summary, stored(tables), version, commits
+        )
+
     # what each step edits: the edges, the declarations, both (joining two islands)
-    plan = ["start", "edges", "declarations", "both"]
-    partial = 0
-    for step, what in enumerate(plan):
+    for step, what in enumerate(["start", "edges", "declarations", "both"]):
         if what in ("edges", "both"):
             edges = _edit_edges(edges, rng, bridge=what == "both")
         if what in ("declarations", "both"):
             explicit = _edit_declarations(explicit, edges, rng, step)
         text, declared = declarations(edges, explicit, globs[step >= 3])  # "both": a new glob
         write_file(path, text)
-        if what != "declarations":
-            write_edges(spark, tables, edges)
-        summary = run_tag_stage(tables, settings)
+        run(what, declared, write=what != "declarations")
+        if what == "edges":
+            run("rerun", declared, write=False)
+    edges = [*edges, (("i2.a", "x"), ("i2.b", "y"), "INDIRECT", "FILTER")]
+    run("indirect", declared, write=True)
+    run("full", declared, write=False, full_refresh=True)
+    return runs
+
+
+def test_incremental_runs_equal_full_recomputes_over_random_edits(
+    island_runs: dict[str, IslandRun],
+) -> None:
+    partial = 0
+    for what in ("start", "edges", "declarations", "both"):
+        done = island_runs[what]
+        summary = done.summary
         assert summary.full_refresh == (what == "start"), what
-        expected = ref_tags(edges, declared, carry_aggregation=True, max_depth=5)
-        assert stored(tables) == expected, what
-        every = len({e[0] for e in edges} | {e[1] for e in edges} | {r for r, _ in declared})
+        expected = ref_tags(done.edges, done.declared, carry_aggregation=True, max_depth=5)
+        assert done.rows == expected, what
+        every = len(
+            {e[0] for e in done.edges} | {e[1] for e in done.edges} | {r for r, _ in done.declared}
+        )
         assert 0 < summary.columns_recomputed <= every, what
         partial += summary.columns_recomputed < every
     assert partial >= 2  # most edits leave a component alone
     assert {r[4] for r in expected} == {"declared", "propagated", "masked"}
-    # a full recompute of the last inputs writes the same rows
-    full = run_tag_stage(tables, settings, full_refresh=True)
-    assert full.full_refresh and stored(tables) == expected
+    # a full recompute of the last inputs (one INDIRECT edge more: no tag edge) writes the same
+    full = island_runs["full"]
+    assert full.summary.full_refresh and full.rows == expected
 
 
 def test_an_edit_in_one_component_leaves_the_others_rows_untouched(
-    spark: SparkSession, tmp_path: Path
+    island_runs: dict[str, IslandRun],
 ) -> None:
-    edges = islands(3)
-    path = tmp_path / "tags.yaml"
-    explicit = {}
-    for k in range(3):  # the busiest source column of each island is declared
-        out = [e[0] for e in edges if e[0][0].startswith(f"i{k}.") and e[2] == "DIRECT"]
-        explicit[max(set(out), key=out.count)] = f"v{k}"
-    write_file(path, declarations(edges, explicit, "nowhere.*")[0])
-    settings = TagSettings(enabled=True, file=str(path))
-    tables = _tables(spark, tmp_path / "wh")
-    write_edges(spark, tables, edges)
-    run_tag_stage(tables, settings)
-    before = stored(tables)
-    version = tables.latest_version(TAGS_TABLE)
-    # island 1 only: the declared column's edges go
-    declared_1 = next(ref for ref in explicit if ref[0].startswith("i1."))
-    edges = [e for e in edges if e[0] != declared_1]
-    write_edges(spark, tables, edges)
-    summary = run_tag_stage(tables, settings)
-    after = stored(tables)
-    changed = before ^ after
-    assert changed and all(row[0].startswith("i1.") for row in changed)
-    assert {r for r in before if not r[0].startswith("i1.")} == {
-        r for r in after if not r[0].startswith("i1.")
+    before, edit = island_runs["start"], island_runs["edges"]
+    # the edit (_edit_edges, no bridge): edges of one island removed, added, retyped
+    (island,) = {
+        ref[0].split(".")[0] + "." for e in set(before.edges) ^ set(edit.edges) for ref in e[:2]
     }
+    changed = before.rows ^ edit.rows
+    assert changed and all(row[0].startswith(island) for row in changed)
+    assert {r for r in before.rows if not r[0].startswith(island)} == {
+        r for r in edit.rows if not r[0].startswith(island)
+    }
+    summary = edit.summary
     assert not summary.full_refresh
-    island_1 = {e[0] for e in islands(3) if e[0][0].startswith("i1.")} | {
-        e[1] for e in islands(3) if e[1][0].startswith("i1.")
-    }
-    assert 0 < summary.columns_recomputed <= len(island_1)
+    columns = {ref for e in before.edges + edit.edges for ref in e[:2] if ref[0].startswith(island)}
+    assert 0 < summary.columns_recomputed <= len(columns)
     # two commits: one MERGE that deleted and inserted exactly the differing rows, nothing
     # else, then one that adds no row and records the inputs
-    merge, record = sorted(tables.recent_commits(TAGS_TABLE, 2), key=lambda c: c["version"])
-    assert (merge["version"], record["version"]) == (version + 1, version + 2)
+    merge, record = edit.commits
+    assert (merge["version"], record["version"]) == (before.version + 1, before.version + 2)
     assert merge["operation"] == "MERGE"
     metrics = {k: int(v) for k, v in merge["operationMetrics"].items()}
-    deleted = sum(1 for r in changed if r in before)
+    deleted = sum(1 for r in changed if r in before.rows)
     assert (metrics["numTargetRowsDeleted"], metrics["numTargetRowsInserted"]) == (
         deleted,
         len(changed) - deleted,
@@ -462,30 +526,30 @@ def test_an_edit_in_one_component_leaves_the_others_rows_untouched(
     assert summary.rows_written == len(changed)
     assert int(record["operationMetrics"]["numOutputRows"]) == 0
     assert STATE_KEY in record["userMetadata"]
-    assert run_tag_stage(tables, settings).unchanged
-    assert tables.latest_version(TAGS_TABLE) == version + 2
+    rerun = island_runs["rerun"]
+    assert rerun.summary.unchanged
+    assert rerun.version == edit.version and rerun.rows == edit.rows
     # an INDIRECT edge carries no tag: no row written, only the new inputs recorded
-    write_edges(spark, tables, [*edges, (("i2.a", "x"), ("i2.b", "y"), "INDIRECT", "FILTER")])
-    assert run_tag_stage(tables, settings).unchanged
-    (only,) = tables.recent_commits(TAGS_TABLE, 1)
-    assert only["version"] == version + 3 and only["operation"] != "MERGE"
+    indirect, last = island_runs["indirect"], island_runs["both"]
+    assert indirect.summary.unchanged
+    (only,) = indirect.commits
+    assert only["version"] == last.version + 1 and only["operation"] != "MERGE"
     assert int(only["operationMetrics"]["numOutputRows"]) == 0
-    assert stored(tables) == after
+    assert indirect.rows == last.rows
 
 
 def test_untrusted_stored_rows_are_recomputed_in_full(
-    spark: SparkSession, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    spark: SparkSession,
+    tmp_path: Path,
+    email_runs: EmailRuns,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    edges: list[Edge] = [
-        (("raw", "email"), ("stg", "email"), "DIRECT", "IDENTITY"),
-        (("stg", "email"), ("mart", "email"), "DIRECT", "TRANSFORMATION"),
-        (("raw", "phone"), ("stg", "phone"), "DIRECT", "IDENTITY"),
-    ]
-    path = tmp_path / "tags.yaml"
-    write_file(path, "tags:\n  - column: raw.email\n    tags: [pii]\n")
+    # the stored rows and recorded state of the last run of email_runs (raw.email declared)
+    shutil.copytree(email_runs.base, tmp_path / "wh")
     tables = _tables(spark, tmp_path / "wh")
-    write_edges(spark, tables, edges)
-    run_tag_stage(tables, TagSettings(enabled=True, file=str(path)))
+    path = tmp_path / "tags.yaml"
+    write_file(path, EMAIL_ONLY)
+    settings = TagSettings(enabled=True, file=str(path))
 
     def run(settings: TagSettings) -> tuple[bool, list[str]]:
         caplog.clear()
@@ -494,24 +558,17 @@ def test_untrusted_stored_rows_are_recomputed_in_full(
         lines = [r.getMessage() for r in caplog.records if "full recompute:" in r.getMessage()]
         return summary.full_refresh, lines
 
-    # other settings
-    assert run(TagSettings(enabled=True, file=str(path), max_depth=1)) == (
-        True,
-        ["tags: full recompute: the tag settings changed"],
-    )
-    assert {(r[0], r[1]) for r in stored(tables)} == {("raw", "email"), ("stg", "email")}
-    settings = TagSettings(enabled=True, file=str(path))
-    assert run(settings)[0]
-    # a write to column_tags after the recorded run
+    # each full recompute records the inputs it read, so the next case meets trusted rows
+    # (else its line would give another reason). A write to column_tags after the recorded run
     tables.delta_table(TAGS_TABLE).delete("table_name = 'mart'")
     assert run(settings) == (
         True,
         ["tags: full recompute: column_tags was written after the last tag run"],
     )
-    assert ("mart", "email") in {(r[0], r[1]) for r in stored(tables)}
+    assert stored(tables) == email_runs.removed  # mart.email and mart.email_hash are back
     # the edges the last run read are vacuumed away
     write_edges(
-        spark, tables, [*edges, (("raw", "phone"), ("mart", "phone"), "DIRECT", "IDENTITY")]
+        spark, tables, [*EMAILS, (("raw", "phone"), ("mart", "phone"), "DIRECT", "IDENTITY")]
     )
     check = "spark.databricks.delta.retentionDurationCheck.enabled"
     spark.conf.set(check, "false")
@@ -525,4 +582,11 @@ def test_untrusted_stored_rows_are_recomputed_in_full(
         ("raw", "email"),
         ("stg", "email"),
         ("mart", "email"),
+        ("mart", "email_hash"),
     }
+    # other settings (last: a run back to the old ones would recompute for the same reason)
+    assert run(TagSettings(enabled=True, file=str(path), max_depth=1)) == (
+        True,
+        ["tags: full recompute: the tag settings changed"],
+    )
+    assert {(r[0], r[1]) for r in stored(tables)} == {("raw", "email"), ("stg", "email")}

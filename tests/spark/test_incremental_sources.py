@@ -1,10 +1,14 @@
 """Incremental sources: a run reads only rows newer than the committed watermark, and a run that
 crashes before committing its watermark is completed by the next run with nothing skipped or
-counted twice (the tables end as one clean run over the same rows leaves them)."""
+counted twice (the tables end as one clean run over the same rows leaves them).
+
+The identity step is off in every run here (``_settings``): it derives ``dataset_aliases``
+from what is stored, not from what a run read, and no test here reads that table."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,12 +19,14 @@ from pyspark.sql import SparkSession
 from lineage_udfs.core.errors import InputError
 from lineage_udfs.settings import (
     ExecutionSettings,
+    IdentitySettings,
     IncrementalSettings,
     JobSettings,
     SinkSettings,
     SourceSettings,
 )
 from lineage_udfs.spark.extract import stage
+from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.schemas import TABLES
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -52,6 +58,9 @@ def _rows(first: int, last: int) -> list[dict[str, Any]]:
     return rows
 
 
+NO_IDENTITY = IdentitySettings(enabled=False)
+
+
 def _write(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
@@ -64,7 +73,9 @@ def _settings(logs: Path, base: Path, *, incremental: bool) -> JobSettings:
         defaults={"dialect": "spark"},
         incremental=IncrementalSettings(column="seq", type="long") if incremental else None,
     )
-    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+    return JobSettings(
+        sources=[source], sink=SinkSettings(base_path=str(base)), identity=NO_IDENTITY
+    )
 
 
 def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
@@ -97,21 +108,52 @@ def _crash_after_lineage(original: Callable[..., None]) -> Callable[..., None]:
     return write
 
 
+@pytest.fixture(scope="module")
+def first_run(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, RunSummary]:
+    """The warehouse folder after one incremental run over ``a.jsonl`` (days 1-4 and a view
+    definition) on an empty one, and the run. Tests copy the folder (Delta tables are
+    relocatable; ``source_state`` names the source, not its files)."""
+    folder = tmp_path_factory.mktemp("first")
+    (folder / "logs").mkdir()
+    _write(folder / "logs" / "a.jsonl", _rows(1, 4))
+    settings = _settings(folder / "logs", folder / "lineage", incremental=True)
+    return folder / "lineage", extract(spark, settings)
+
+
+@pytest.fixture(scope="module")
+def one_clean_run(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> LineageTables:
+    """One run without a watermark over ``a.jsonl`` and ``b.jsonl`` (days 1-7 and two view
+    definitions) on an empty warehouse: what the crashed and resumed runs must leave. Only
+    read."""
+    folder = tmp_path_factory.mktemp("clean")
+    (folder / "logs").mkdir()
+    _write(folder / "logs" / "a.jsonl", _rows(1, 4))
+    _write(folder / "logs" / "b.jsonl", _rows(5, 7))
+    settings = _settings(folder / "logs", folder / "lineage", incremental=False)
+    assert extract(spark, settings).status == "succeeded"
+    return LineageTables(spark, settings.sink)
+
+
 @pytest.mark.parametrize("crash", [_crash_after_parse, _crash_after_lineage])
 def test_crash_before_watermark_commit_is_completed_by_next_run(
     spark: SparkSession,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     crash: Callable[[Callable[..., None]], Callable[..., None]],
+    first_run: tuple[Path, RunSummary],
+    one_clean_run: LineageTables,
 ) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    _write(logs / "a.jsonl", _rows(1, 4))
+    _write(logs / "a.jsonl", _rows(1, 4))  # the rows the first run read, stored under "9"
     base = tmp_path / "lineage"
+    first_base, first = first_run
+    shutil.copytree(first_base, base)
     settings = _settings(logs, base, incremental=True)
     tables = LineageTables(spark, settings.sink)
 
-    first = extract(spark, settings)
     assert first.rows_read == 5
     assert _watermark(tables) == [("etl", "", "9")]
 
@@ -132,11 +174,7 @@ def test_crash_before_watermark_commit_is_completed_by_next_run(
     assert idle.rows_read == 0 and idle.status == "succeeded"
     assert _watermark(tables) == [("etl", "", "15")]
 
-    reference_base = tmp_path / "reference"
-    reference = _settings(logs, reference_base, incremental=False)
-    extract(spark, reference)
-    expected = _snapshot(LineageTables(spark, reference.sink))
-    assert _snapshot(tables) == expected
+    assert _snapshot(tables) == _snapshot(one_clean_run)
     occurrences = {r.fingerprint: r.occurrences for r in tables.read("parsed_statements").collect()}
     assert sum(occurrences.values()) == 9  # 7 ETL rows + 2 view definitions, none twice
 
@@ -168,6 +206,7 @@ def test_key_set_source_reads_new_and_changed_keys(spark: SparkSession, tmp_path
             )
         ],
         sink=SinkSettings(base_path=str(tmp_path / "lineage")),
+        identity=NO_IDENTITY,
     )
     tables = LineageTables(spark, settings.sink)
     assert extract(spark, settings).rows_read == 2
@@ -241,6 +280,7 @@ def test_lookback_reads_late_rows_within_the_window_and_changes_nothing_stored(
         sources=[source],
         sink=SinkSettings(base_path=str(tmp_path / "lineage")),
         execution=ExecutionSettings(skip_unchanged_input=False),  # every run reads its input
+        identity=NO_IDENTITY,
     )
     tables = LineageTables(spark, settings.sink)
     assert extract(spark, settings).rows_read == 5

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings
+from lineage_udfs.settings import IdentitySettings, JobSettings, SinkSettings, SourceSettings
 from lineage_udfs.spark.extract.stage import extract
 from lineage_udfs.spark.storage.tables import LineageTables
 from tests.support.ol_events import DBT, dataset, run_event, write_lines
@@ -17,9 +17,16 @@ from tests.support.ol_events import DBT, dataset, run_event, write_lines
 COMPARED = ("openlineage_events", "table_lineage", "column_lineage", "quarantine")
 
 
+# the tests read the extraction's own tables; the identity step (the events' symlinks and
+# paths -> dataset_aliases) is tests/spark/test_dataset_aliases.py's subject
+NO_IDENTITY = IdentitySettings(enabled=False)
+
+
 def _settings(events: Path, base: Path) -> JobSettings:
     source = SourceSettings(name="listener", format="openlineage", path=str(events))
-    return JobSettings(sources=[source], sink=SinkSettings(base_path=str(base)))
+    return JobSettings(
+        sources=[source], sink=SinkSettings(base_path=str(base)), identity=NO_IDENTITY
+    )
 
 
 def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
@@ -144,7 +151,9 @@ def test_dbt_ol_events_give_the_models_table_and_column_edges(
     """The events ``dbt-ol run`` wrote for a source and three models in a ref chain
     (tests/data/openlineage/dbt/README.md)."""
     source = SourceSettings(name="dbt", format="openlineage", path=str(DBT_EVENTS))
-    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "wh")))
+    settings = JobSettings(
+        sources=[source], sink=SinkSettings(base_path=str(tmp_path / "wh")), identity=NO_IDENTITY
+    )
     summary = extract(spark, settings)
     assert summary.openlineage is not None
     assert (summary.openlineage.lines_read, summary.openlineage.quarantined) == (8, 0)

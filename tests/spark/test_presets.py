@@ -3,14 +3,39 @@
 The fixtures (tests/data/sources, written by its generate.py) hold one workload in each vendor's
 export shape; every preset must give the workload's table edges, no edge from a failed
 statement, and leave out the rows that are not user SQL.
+
+One extraction reads all eight fixtures, each as a source of its own (one run instead of one
+per preset), and each preset's figures are those its own rows left in the warehouse, which are
+those a run over its source alone would leave:
+
+- its query rows: the ``queries`` rows of the query ids its reader gives. ``queries`` is keyed
+  by query id alone, and the fixtures hold the vendors' own ids, which no two sources share
+  (checked before any figure is taken), so no row of one source replaced one of another;
+- its edges: the ``table_lineage`` rows of those rows' fingerprints, whatever the rows'
+  status. Two sources log statements of the same workload (postgres_pg_stat_statements and
+  postgres_csvlog, redshift_query_history and redshift_stl's chunked statement): such a
+  statement is one fingerprint (the same text, or texts differing in literals and blanks
+  only), parsed once, and its edges count for each source that logged it, as they would in
+  a run over that source alone. No fingerprint fails in one source and runs in another, so a
+  failed statement has no edge in this run either; an edge from one would be attributed to
+  its source and fail the tests below, not hide;
+- rows read and rows quarantined at load: counted from its reader (``read_query_logs`` over
+  that source alone): the run's read stage counts the union of the sources' readers, and the
+  run's totals are checked to be the sums;
+- its reconciliation: the ``lineage_reconciliation`` rows of its ``source_name`` and the
+  ``"<source> <level>"`` entries of the run summary.
+
+The identity step is off: no test here reads ``dataset_aliases``, and the reconciliation reads
+``queries`` and the edge tables only.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,13 +43,14 @@ from typing import Any
 import pytest
 from pyspark.sql import Row, SparkSession
 
-from lineage_udfs.settings import JobSettings, SourceSettings, load_settings
+from lineage_udfs.settings import IdentitySettings, JobSettings, SourceSettings, load_settings
 from lineage_udfs.sources.presets import (
     STL_QUERYTEXT_CHUNK,
     SYS_QUERY_TEXT_CHUNK,
     reassemble_chunks,
 )
 from lineage_udfs.spark.extract.context import RunSummary
+from lineage_udfs.spark.extract.readers import LOAD_ERROR, read_query_logs
 from lineage_udfs.spark.extract.reconcile import RECONCILIATION_TABLE
 from lineage_udfs.spark.extract.stage import extract as run
 from lineage_udfs.spark.storage.tables import LineageTables
@@ -128,41 +154,172 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass
+_ReconciliationRow = tuple[str | None, ...]
+"""(level, source_table, source_column, target_table, target_column, status)."""
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """What a source's reader gives: what ``extract`` counts as that source's rows read and
+    rows quarantined at load (its read stage counts the union of the sources' readers)."""
+
+    query_ids: frozenset[str]
+    rows: int
+    load_errors: int
+
+
+@dataclass(frozen=True)
 class Outcome:
-    summary: RunSummary
-    tables: LineageTables
+    """One preset's part of the run."""
+
+    rows_read: int
+    load_quarantined: int
     edges: set[tuple[str, str]]
     statuses: dict[str, int]
+    reconciliation: dict[str, dict[str, int]]
+    """The run summary's entries of the source."""
+    reconciliation_rows: list[_ReconciliationRow]
+    """The ``lineage_reconciliation`` rows of the source."""
 
 
-def _settings(name: str, base_path: Path) -> JobSettings:
+@dataclass(frozen=True)
+class Extraction:
+    """The run over every preset's fixture: its summary, each source's read, and the stored
+    rows the presets' figures are taken from (collected once; the tests only filter them)."""
+
+    summary: RunSummary
+    reads: dict[str, SourceRead]
+    queries: list[tuple[str, str, str]]
+    """(query_id, fingerprint, status) of every ``queries`` row."""
+    edges: list[tuple[str, str, str]]
+    """(fingerprint, source_table, target_table) of every ``table_lineage`` row."""
+    reconciliation: list[tuple[str, _ReconciliationRow]]
+    """(source_name, row) of every ``lineage_reconciliation`` row."""
+
+    def of(self, name: str) -> Outcome:
+        """The preset's figures: its own query rows, their fingerprints' edges, its
+        reconciliation rows and summary entries (see the module docstring)."""
+        read = self.reads[name]
+        rows = [
+            (fingerprint, status)
+            for query_id, fingerprint, status in self.queries
+            if query_id in read.query_ids
+        ]
+        fingerprints = {fingerprint for fingerprint, _ in rows}
+        statuses = Counter(status for _, status in rows)
+        return Outcome(
+            rows_read=read.rows,
+            load_quarantined=read.load_errors,
+            edges={(s, t) for fingerprint, s, t in self.edges if fingerprint in fingerprints},
+            statuses=dict(statuses),
+            reconciliation={
+                key: counts
+                for key, counts in self.summary.reconciliation.items()
+                if _summary_source(key) == name
+            },
+            reconciliation_rows=[row for source, row in self.reconciliation if source == name],
+        )
+
+
+def _reconciliation_row(row: Row) -> _ReconciliationRow:
+    return (
+        row.level,
+        row.source_table,
+        row.source_column,
+        row.target_table,
+        row.target_column,
+        row.status,
+    )
+
+
+def _summary_source(key: str) -> str:
+    """The source of a ``RunSummary.reconciliation`` key, ``"<source> <level>"``."""
+    return key.rsplit(" ", 1)[0]
+
+
+def _source(name: str) -> SourceSettings:
     case = CASES[name]
-    base = load_settings([ROOT / "conf" / "base.yaml", ROOT / "conf" / "local.yaml"])
     raw = dict(case["source"])
     raw["path"] = str(DATA / raw["path"])
     raw["extra_paths"] = {k: str(DATA / v) for k, v in raw.get("extra_paths", {}).items()}
-    source = SourceSettings.model_validate(
-        {"name": name, "format": case.get("preset", name), **raw}
-    )
+    return SourceSettings.model_validate({"name": name, "format": case.get("preset", name), **raw})
+
+
+def _settings(base_path: Path) -> JobSettings:
+    """Every preset's fixture as a source named after its case, into a warehouse at
+    ``base_path``; the identity step off (no test here reads what it writes)."""
+    base = load_settings([ROOT / "conf" / "base.yaml", ROOT / "conf" / "local.yaml"])
     sink = base.sink.model_copy(update={"base_path": str(base_path)})
-    return base.model_copy(update={"sources": [source], "sink": sink})
+    return base.model_copy(
+        update={
+            "sources": [_source(name) for name in sorted(CASES)],
+            "sink": sink,
+            "identity": IdentitySettings(enabled=False),
+        }
+    )
+
+
+def _read(spark: SparkSession, source: SourceSettings, max_field_chars: int) -> SourceRead:
+    """The source's rows as the run's read stage reads them (``read_query_logs``, the same
+    field cap), the source alone."""
+    rows = read_query_logs(spark, [source], max_field_chars).select("query_id", LOAD_ERROR)
+    collected = rows.collect()
+    return SourceRead(
+        query_ids=frozenset(r.query_id for r in collected),
+        rows=len(collected),
+        load_errors=sum(r[LOAD_ERROR] is not None for r in collected),
+    )
+
+
+@pytest.fixture(scope="module")
+def extraction(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Extraction:
+    """One ``extract`` over the eight preset sources (one run instead of one per preset, each of
+    which took over a minute), and what each source's reader gives.
+
+    Every figure of a preset is attributed through its query ids, so no two sources may log
+    the same id: checked here, before any test takes a figure."""
+    settings = _settings(tmp_path_factory.mktemp("presets"))
+    summary = run(spark, settings)
+    reads = {
+        source.name: _read(spark, source, settings.limits.max_field_chars)
+        for source in settings.sources
+    }
+    for a, b in combinations(sorted(reads), 2):
+        shared = reads[a].query_ids & reads[b].query_ids
+        assert not shared, f"{a} and {b} both log query ids {sorted(shared)}: not attributable"
+    tables = LineageTables(spark, settings.sink)
+    queries = tables.read("queries").select("query_id", "fingerprint", "status").collect()
+    edges = tables.read("table_lineage").select("fingerprint", "source_table", "target_table")
+    reconciliation = tables.read(RECONCILIATION_TABLE).collect()
+    return Extraction(
+        summary=summary,
+        reads=reads,
+        queries=[(r.query_id, r.fingerprint, r.status) for r in queries],
+        edges=[(r.fingerprint, r.source_table, r.target_table) for r in edges.collect()],
+        reconciliation=[(r.source_name, _reconciliation_row(r)) for r in reconciliation],
+    )
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
-def outcome(
-    request: pytest.FixtureRequest, spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Outcome]]:
-    name = request.param
-    settings = _settings(name, tmp_path_factory.mktemp(name))
-    summary = run(spark, settings)
-    tables = LineageTables(spark, settings.sink)
-    edges = {(r.source_table, r.target_table) for r in tables.read("table_lineage").collect()}
-    statuses = {
-        r["status"]: int(r["count"])
-        for r in tables.read("queries").groupBy("status").count().collect()
-    }
-    yield name, Outcome(summary, tables, edges, statuses)
+def outcome(request: pytest.FixtureRequest, extraction: Extraction) -> tuple[str, Outcome]:
+    """Each preset's part of the one run."""
+    name: str = request.param
+    return name, extraction.of(name)
+
+
+def test_the_run_reads_and_stores_the_presets_rows_only(extraction: Extraction) -> None:
+    summary = extraction.summary
+    assert summary.rows_read == sum(read.rows for read in extraction.reads.values())
+    assert summary.rows_read == sum(case["rows"] for case in CASES.values())
+    assert summary.load_quarantined == 0
+    # every stored query row, edge and reconciliation figure belongs to one preset's figures
+    ids = set[str]().union(*(read.query_ids for read in extraction.reads.values()))
+    assert {query_id for query_id, _, _ in extraction.queries} <= ids
+    assert {(s, t) for _, s, t in extraction.edges} == set[tuple[str, str]]().union(
+        *(case["edges"] for case in CASES.values())
+    )
+    assert {_summary_source(key) for key in summary.reconciliation} <= set(CASES)
+    assert {source for source, _ in extraction.reconciliation} <= set(CASES)
 
 
 def test_preset_gives_the_workload_edges(outcome: tuple[str, Outcome]) -> None:
@@ -173,8 +330,8 @@ def test_preset_gives_the_workload_edges(outcome: tuple[str, Outcome]) -> None:
 
 def test_preset_rows_and_statuses(outcome: tuple[str, Outcome]) -> None:
     name, result = outcome
-    assert result.summary.rows_read == CASES[name]["rows"]
-    assert result.summary.load_quarantined == 0
+    assert result.rows_read == CASES[name]["rows"]
+    assert result.load_quarantined == 0
     assert result.statuses.get("failed", 0) == CASES[name]["failed"]
     assert set(result.statuses) <= {"success", "failed"}
 
@@ -187,15 +344,10 @@ def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
         "snowflake_query_history",
         "trino_query_completed",
     ):
-        assert result.summary.reconciliation == {}
+        assert result.reconciliation == {}
+        assert result.reconciliation_rows == []
         return
-    rows = result.tables.spark.read.format("delta").load(
-        result.tables.location(RECONCILIATION_TABLE)[1]
-    )
-    found = {
-        (r.level, r.source_table, r.source_column, r.target_table, r.target_column, r.status)
-        for r in rows.collect()
-    }
+    found = set(result.reconciliation_rows)
     if name == "bigquery_jobs":
         p = "acme-prod"
         expected = {
@@ -244,8 +396,8 @@ def test_reconciliation_lists_every_kind(outcome: tuple[str, Outcome]) -> None:
         }  # fmt: skip
     assert expected <= found
     assert not any("refund" in str(r) for r in found)
-    total = sum(sum(v.values()) for v in result.summary.reconciliation.values())
-    assert total == rows.count()
+    total = sum(sum(v.values()) for v in result.reconciliation.values())
+    assert total == len(result.reconciliation_rows)
 
 
 def test_redshift_chunks_are_reassembled_in_sequence_order(spark: SparkSession) -> None:

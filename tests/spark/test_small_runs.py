@@ -1,15 +1,29 @@
 """Small runs: a rerun with nothing new adds no Delta version to any table, and each stage of
-a run commits at most once per table (extract → graph → emit in one session, real Delta)."""
+a run commits at most once per table (extract → graph → emit in one session, real Delta).
+
+The extraction-only tests start from copies of two warehouses built once per module (one run
+over three statements, one over five) instead of each making its own first run."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from lineage_udfs.settings import JobSettings, SinkSettings, SourceSettings, load_settings
+from lineage_udfs.settings import (
+    IdentitySettings,
+    JobSettings,
+    SinkSettings,
+    SourceSettings,
+    load_settings,
+)
 from lineage_udfs.spark.extract import merges
 from lineage_udfs.spark.extract.context import RunSummary
 from lineage_udfs.spark.extract.stage import extract
@@ -102,17 +116,68 @@ def _snapshot(tables: LineageTables) -> dict[str, list[str]]:
     return out
 
 
+def _job(log: Path, base: Path) -> JobSettings:
+    """One JSON lines source ``etl`` and the warehouse at ``base``. The identity step is off:
+    these tests are about which MERGEs the extraction skips, and the identity step's own
+    commits on a rerun are checked with every stage on by
+    test_rerun_with_nothing_new_adds_no_delta_version."""
+    return JobSettings(
+        sources=[SourceSettings(name="etl", format="jsonl", path=str(log))],
+        sink=SinkSettings(base_path=str(base)),
+        identity=IdentitySettings(enabled=False),
+    )
+
+
+@dataclass(frozen=True)
+class FirstRun:
+    """A warehouse after one run on an empty one, the log it read and the run's summary."""
+
+    log: Path
+    warehouse: Path
+    run: RunSummary
+
+    def copy(self, to: Path) -> Path:
+        """A copy of the warehouse at ``to`` (Delta tables are relocatable; the recorded run
+        names its sink, which a rerun does not compare, and the log, which stays where it
+        is)."""
+        shutil.copytree(self.warehouse, to)
+        return to
+
+
+def _first_run(spark: SparkSession, folder: Path, days: range) -> FirstRun:
+    log, warehouse = folder / "log.jsonl", folder / "w"
+    _log(log, days)
+    run = extract(spark, _job(log, warehouse))
+    assert run.status == "succeeded" and run.changed
+    return FirstRun(log, warehouse, run)
+
+
+@pytest.fixture(scope="module")
+def three_statements(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> FirstRun:
+    """One run over q1-q3. Tests copy the warehouse; the log is read as it is (a test that
+    changes it puts it back, modification time included)."""
+    return _first_run(spark, tmp_path_factory.mktemp("three"), range(1, 4))
+
+
+@pytest.fixture(scope="module")
+def five_statements(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> FirstRun:
+    """One run over q1-q5: what a clean run over them leaves. Tests copy the warehouse or only
+    read it."""
+    return _first_run(spark, tmp_path_factory.mktemp("five"), range(1, 6))
+
+
 def test_a_rerun_after_a_crash_between_merges_writes_again(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    three_statements: FirstRun,
+    five_statements: FirstRun,
 ) -> None:
     """A rerun with nothing new skips the MERGEs only when the tables are as a finished run
     left them: after a run that died between two MERGEs, the same input is written again."""
     logs = tmp_path / "log.jsonl"
-    source = SourceSettings(name="etl", format="jsonl", path=str(logs))
-    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "w")))
+    settings = _job(logs, three_statements.copy(tmp_path / "w"))  # q1-q3 stored by a run
     tables = LineageTables(spark, settings.sink)
-    _log(logs, range(1, 4))
-    assert extract(spark, settings).changed
 
     _log(logs, range(1, 6))  # two new statements; the run dies after parsed_statements
     with monkeypatch.context() as patch:
@@ -128,8 +193,8 @@ def test_a_rerun_after_a_crash_between_merges_writes_again(
     assert again.parsed_statements == 0 and not again.stored_already
     assert again.table_edges_written > 0
 
-    clean = LineageTables(spark, SinkSettings(base_path=str(tmp_path / "clean")))
-    extract(spark, settings.model_copy(update={"sink": clean.sink}))
+    # one run over the same statements on an empty warehouse (only read here)
+    clean = LineageTables(spark, SinkSettings(base_path=str(five_statements.warehouse)))
     assert _snapshot(tables) == _snapshot(clean)
 
     last = extract(spark, settings)  # now nothing is new: the MERGEs are skipped
@@ -138,20 +203,17 @@ def test_a_rerun_after_a_crash_between_merges_writes_again(
 
 
 def test_stored_rows_delivered_again_through_another_source_are_not_written(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, five_statements: FirstRun
 ) -> None:
     """An export delivered twice (part of a stored log, under another path) skips the MERGEs;
     one whose rows differ from the stored ones does not."""
-    first_log, again_log = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
-    sink = SinkSettings(base_path=str(tmp_path / "w"))
-    tables = LineageTables(spark, sink)
+    again_log = tmp_path / "again.jsonl"
+    base = five_statements.copy(tmp_path / "w")  # q1-q5 stored by a run
+    tables = LineageTables(spark, SinkSettings(base_path=str(base)))
 
     def run(path: Path) -> RunSummary:
-        source = SourceSettings(name="etl", format="jsonl", path=str(path))
-        return extract(spark, JobSettings(sources=[source], sink=sink))
+        return extract(spark, _job(path, base))
 
-    _log(first_log, range(1, 6))
-    assert run(first_log).changed
     stored = _versions(tables)
 
     _log(again_log, range(2, 4))  # rows 2 and 3 again, in another file
@@ -170,15 +232,29 @@ def test_stored_rows_delivered_again_through_another_source_are_not_written(
     assert first_seen is not None and str(first_seen["end_time"]).startswith("2026-03-02 01:05")
 
 
-def test_a_rerun_on_unchanged_files_reads_nothing(spark: SparkSession, tmp_path: Path) -> None:
+@contextmanager
+def _rewritten(path: Path, days: range) -> Iterator[None]:
+    """``path`` holds the log of ``days`` in the block; then its own content and modification
+    time again (a module fixture's log: as the other tests find it)."""
+    content, status = path.read_bytes(), path.stat()
+    try:
+        _log(path, days)
+        yield
+    finally:
+        path.write_bytes(content)
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+
+
+def test_a_rerun_on_unchanged_files_reads_nothing(
+    spark: SparkSession, tmp_path: Path, three_statements: FirstRun
+) -> None:
     """Unchanged files and settings, no table written since: the run reads nothing and adds
     no version. A changed file, a changed source setting or the option off: the run reads."""
-    logs = tmp_path / "log.jsonl"
-    source = SourceSettings(name="etl", format="jsonl", path=str(logs))
-    settings = JobSettings(sources=[source], sink=SinkSettings(base_path=str(tmp_path / "w")))
+    logs = three_statements.log  # the file the first run listed: the same path, size and time
+    settings = _job(logs, three_statements.copy(tmp_path / "w"))
+    source = settings.sources[0]
     tables = LineageTables(spark, settings.sink)
-    _log(logs, range(1, 4))
-    first = extract(spark, settings)
+    first = three_statements.run
     assert first.changed and first.input_listing and first.unchanged_since is None
     stored = _versions(tables)
 
@@ -200,8 +276,8 @@ def test_a_rerun_on_unchanged_files_reads_nothing(spark: SparkSession, tmp_path:
     other = extract(spark, settings.model_copy(update={"sources": [renamed]}))
     assert other.unchanged_since is None and other.rows_read == 3 and other.changed
 
-    _log(logs, range(1, 5))  # one more row: the file's size changes
-    grown = extract(spark, settings.model_copy(update={"sources": [renamed]}))
+    with _rewritten(logs, range(1, 5)):  # one more row: the file's size changes
+        grown = extract(spark, settings.model_copy(update={"sources": [renamed]}))
     assert grown.unchanged_since is None and grown.rows_read == 4 and grown.changed
     assert grown.parsed_statements == 1
 

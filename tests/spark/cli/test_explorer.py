@@ -33,8 +33,6 @@ from support.explorer_browser import (
 from support.sample_warehouse import ROOT, SampleWarehouse, screenshots
 
 SEP = "\u0001"
-CLICK_BUDGET_MS = 3000
-"""Each click on the sample, loaded machine included (the target is 1 s; bench/results)."""
 TABLES = (
     "table_closure",
     "table_lineage",
@@ -294,7 +292,7 @@ def test_explorer_in_chromium(server: Server, tables: Rows, tmp_path: Path) -> N
             "empty", "load", "load", "expand", "expand", "expand", "load", "column", "load",
             "statement",
         ]  # fmt: skip
-        assert all(t["ms"] < CLICK_BUDGET_MS for t in clicks), clicks
+        # (how long a click takes is measured by bench/explorer_bench.py, not asserted here)
 
         # the URL is the view: a fresh page at it draws the same graph and statement
         shown = set(drawn_tables(driver))

@@ -2,11 +2,18 @@
 
 Real Delta tables written with the extract job's own MERGE (change data feed on), the real
 http transport against the test collector, and the ``openlineage_emissions`` watermark table.
+
+Most tests start where the first emission of the stored rows left the warehouse: that emission
+runs once per module (``first_emission``) and each test gets its own copy of the warehouse
+(Delta tables name their files by relative path, and no table records where it lives), so a
+test's writes stay its own.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,7 @@ from pyspark.sql import functions as F
 from support.collector import Collector
 from support.emit_rows import EDGES, EXPECTED_EVENTS, PARSED, QUERIES, SNOW, T0
 from support.emit_tables import http_settings as _settings
+from support.emit_tables import stored_tables
 from support.emit_tables import upsert as _upsert
 
 from lineage_udfs.emit.events import query_run_from_dict, run_id_for
@@ -73,13 +81,75 @@ def _watermarks(tables: LineageTables) -> list[tuple[Any, ...]]:
     return [(r.scope, r.status, r.queries_version, r.parsed_statements_version) for r in rows]
 
 
+@dataclass(frozen=True)
+class FirstEmission:
+    """The warehouse after the first emission of the stored rows, and what that emission did."""
+
+    base: Path
+    summary: EmitSummary
+    events: list[dict]
+
+
+def _copy(spark: SparkSession, base: Path, tmp_path: Path) -> LineageTables:
+    """A copy of the warehouse at ``base`` under ``tmp_path``: a test's own tables."""
+    shutil.copytree(base, tmp_path / "lineage")
+    return LineageTables(spark, SinkSettings(base_path=str(tmp_path / "lineage")))
+
+
+@pytest.fixture(scope="module")
+def first_emission(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> FirstEmission:
+    """The emission rows stored (as the ``tables`` fixture stores them) and emitted once with
+    the default settings (``per_run``, scope incremental: full, nothing was emitted before).
+
+    The collector's address and the spool folder are not event options: a copy's next
+    emission with another collector and spool reads this one as its watermark."""
+    root = tmp_path_factory.mktemp("first-emission")
+    tables = stored_tables(spark, root / "lineage")
+    collector = Collector().start()
+    try:
+        summary, events = _emit_summary(
+            spark, _settings(tables, collector, root / "spool"), collector
+        )
+    finally:
+        collector.stop()
+    return FirstEmission(root / "lineage", summary, events)
+
+
+@pytest.fixture(scope="module")
+def q6_logged(
+    spark: SparkSession, first_emission: FirstEmission, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The first emission's warehouse with one log row more MERGEd into ``queries`` after it:
+    q6, the CTAS statement run again later."""
+    root = tmp_path_factory.mktemp("q6-logged")
+    _upsert(spark, _copy(spark, first_emission.base, root), "queries", [Q6])
+    return root / "lineage"
+
+
+@pytest.fixture
+def emitted(spark: SparkSession, first_emission: FirstEmission, tmp_path: Path) -> LineageTables:
+    """This test's copy of the warehouse after the first emission."""
+    return _copy(spark, first_emission.base, tmp_path)
+
+
+@pytest.fixture
+def emitted_then_q6(spark: SparkSession, q6_logged: Path, tmp_path: Path) -> LineageTables:
+    """This test's copy of the warehouse after the first emission and q6's MERGE."""
+    return _copy(spark, q6_logged, tmp_path)
+
+
 def test_emit_incremental_no_new_input_emits_nothing(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession,
+    first_emission: FirstEmission,
+    emitted: LineageTables,
+    collector: Collector,
+    tmp_path: Path,
 ) -> None:
+    tables = emitted
     settings = _settings(tables, collector, tmp_path / "spool")
-    first, first_events = _emit_summary(spark, settings, collector)
+    first = first_emission.summary
     assert (first.scope, first.reason) == ("full", "no previous successful emission")
-    assert len(first_events) == EXPECTED_EVENTS
+    assert len(first_emission.events) == EXPECTED_EVENTS
 
     # what an extract run over the same log does: the same rows again (no change) and
     # refreshed usage stats on every statement (not a change of its parse)
@@ -105,10 +175,15 @@ def test_emit_incremental_no_new_input_emits_nothing(
 
 
 def test_emit_incremental_new_log_rows_emit_only_their_events(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession,
+    first_emission: FirstEmission,
+    emitted: LineageTables,
+    collector: Collector,
+    tmp_path: Path,
 ) -> None:
+    tables = emitted
     settings = _settings(tables, collector, tmp_path / "spool")
-    first_events = _emit(spark, settings, collector)
+    first_events = first_emission.events
 
     _upsert(spark, tables, "queries", [Q6, Q7])  # q6: a known statement; q7: a new one
     _upsert(spark, tables, "parsed_statements", [FP_NEW])
@@ -131,10 +206,10 @@ def test_emit_incremental_new_log_rows_emit_only_their_events(
 
 
 def test_emit_incremental_reparse_reemits_rows_of_changed_statements(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession, emitted: LineageTables, collector: Collector, tmp_path: Path
 ) -> None:
+    tables = emitted
     settings = _settings(tables, collector, tmp_path / "spool")
-    _emit(spark, settings, collector)
 
     parsed = {p["fingerprint"]: p for p in PARSED}
     new_sql = "CREATE TABLE mart.d AS SELECT a, b FROM raw.o JOIN raw.p ON o.k = p.k"
@@ -161,15 +236,15 @@ def test_emit_incremental_reparse_reemits_rows_of_changed_statements(
 @pytest.mark.parametrize("failure", ["collector_down_without_spool", "collector_rejects"])
 def test_emit_incremental_failed_emission_keeps_watermark(
     spark: SparkSession,
-    tables: LineageTables,
+    emitted_then_q6: LineageTables,
     collector: Collector,
     tmp_path: Path,
     failure: str,
 ) -> None:
+    tables = emitted_then_q6
     settings = _settings(tables, collector, tmp_path / "spool")
-    _emit(spark, settings, collector)
-    watermark = _watermarks(tables)[-1]
-    _upsert(spark, tables, "queries", [Q6])
+    watermark = _watermarks(tables)[-1]  # the first emission's: q6 came after it
+    assert watermark[:2] == ("full", "succeeded")
 
     if failure == "collector_down_without_spool":
         collector.stop()
@@ -196,10 +271,15 @@ def test_emit_incremental_failed_emission_keeps_watermark(
 
 
 def test_emit_scope_all_reemits_everything(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession,
+    first_emission: FirstEmission,
+    emitted: LineageTables,
+    collector: Collector,
+    tmp_path: Path,
 ) -> None:
+    tables = emitted
     settings = _settings(tables, collector, tmp_path / "spool")
-    first_events = _emit(spark, settings, collector)
+    first_events = first_emission.events
     assert _emit(spark, settings, collector) == []
 
     everything = _settings(tables, collector, tmp_path / "spool", scope="all")
@@ -214,11 +294,10 @@ def test_emit_scope_all_reemits_everything(
 
 
 def test_emit_incremental_vacuumed_history_falls_back_to_full(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession, emitted_then_q6: LineageTables, collector: Collector, tmp_path: Path
 ) -> None:
+    tables = emitted_then_q6
     settings = _settings(tables, collector, tmp_path / "spool")
-    _emit(spark, settings, collector)
-    _upsert(spark, tables, "queries", [Q6])
     # compaction drops the file the new row was written to, VACUUM deletes it (and the change
     # data files): the change feed since the watermark cannot be read any more
     _, path = tables.location("queries")
@@ -239,9 +318,9 @@ def test_emit_incremental_vacuumed_history_falls_back_to_full(
 
 
 def test_emit_incremental_per_statement_day_reemits_touched_day_whole(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession, emitted: LineageTables, collector: Collector, tmp_path: Path
 ) -> None:
-    _emit(spark, _settings(tables, collector, tmp_path / "spool"), collector)  # per_run
+    tables = emitted  # emitted per_run
     daily = _settings(tables, collector, tmp_path / "spool", emit_mode="per_statement_day")
     switched, day_events = _emit_summary(spark, daily, collector)
     assert (switched.scope, switched.reason) == (
@@ -267,10 +346,10 @@ def test_emit_incremental_per_statement_day_reemits_touched_day_whole(
 
 
 def test_emit_incremental_rows_without_parse_yet_are_emitted_later(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession, emitted: LineageTables, collector: Collector, tmp_path: Path
 ) -> None:
+    tables = emitted
     settings = _settings(tables, collector, tmp_path / "spool")
-    _emit(spark, settings, collector)
     # the extract job committed the log row; its parse is not committed yet
     _upsert(spark, tables, "queries", [Q7])
     early, early_events = _emit_summary(spark, settings, collector)
@@ -334,12 +413,11 @@ def test_emit_incremental_on_catalog_tables(
 
 
 def test_the_watermark_read_from_the_newest_commit_is_the_table_s(
-    spark: SparkSession, tables: LineageTables, collector: Collector, tmp_path: Path
+    spark: SparkSession, emitted_then_q6: LineageTables, collector: Collector, tmp_path: Path
 ) -> None:
+    tables = emitted_then_q6
     settings = _settings(tables, collector, tmp_path / "spool")
-    _emit(spark, settings, collector)
-    _upsert(spark, tables, "queries", [Q6])
-    _emit(spark, settings, collector)
+    assert _run_ids(_emit(spark, settings, collector)) == {_run_id(Q6)}
     newest = tables.read(EMISSIONS_TABLE).orderBy(F.col("ended_at").desc()).first()
     assert newest is not None and newest.status == "succeeded"
     marker = json.loads(tables.recent_commits(EMISSIONS_TABLE, 1)[0]["userMetadata"])
