@@ -65,7 +65,7 @@ test-deps:  ## system packages the CLI tests need (Debian/Ubuntu, as root): Chro
 	  { apt-get update && apt-get install -y --no-install-recommends chromium chromium-driver graphviz; }
 
 TEST_PROCESSES ?= 2
-test: venv  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
+test: venv test-deps  ## all tests: unit, doctests of the core, Spark + Delta (pyproject's testpaths; the engine slice: test-engine)
 	$(PY) -m pytest -m "not engine" -n $(TEST_PROCESSES) --dist loadfile
 
 test-engine: venv  ## the parser against Spark's own lineage (OpenLineage listener jar from Maven)
