@@ -141,3 +141,42 @@ def test_the_graph_job_without_the_graphframes_jar_ends_with_one_clear_line(
     ), errors[0]
     assert "JavaPackage" not in output and "Traceback" not in output
     assert not (tmp_path / "lineage").exists()
+
+
+TWO_STARTS = """
+import sys
+from lineage_udfs.settings import SparkSettings
+from lineage_udfs.spark.runtime.session import build_spark_session
+settings = SparkSettings(
+    app_name="two-starts", master="local[1]", packages=[sys.argv[2]],
+    confs={"spark.jars.ivy": sys.argv[1], "spark.ui.enabled": "false"},
+)
+spark = build_spark_session(settings)
+print("rows", spark.range(3).count())
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+def test_two_jobs_starting_at_once_on_an_empty_ivy_cache_both_start(tmp_path: Path) -> None:
+    """Two processes that start a session resolving the same package into one empty Ivy cache
+    (two test processes, or two jobs started together, on a fresh machine): both start. Without
+    the resolve lock one of them failed in most tries (Ivy's files written by both at once:
+    ``io problem while parsing ivy file ... .xml.original``, then an unresolved dependency)."""
+    env = os.environ | {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PYSPARK_PYTHON": sys.executable}
+    ivy = str(tmp_path / "ivy")
+    starts = [
+        subprocess.Popen(
+            [sys.executable, "-c", TWO_STARTS, ivy, DELTA_PACKAGE],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [start.communicate(timeout=600)[0] for start in starts]
+    assert [start.returncode for start in starts] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    assert all("rows 3" in output for output in outputs)
+    assert (tmp_path / "cache" / "lineage-warehouse" / "spark-packages.lock").exists()

@@ -16,11 +16,13 @@ spark-submit or the cluster.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -34,6 +36,9 @@ REPOSITORIES_ENV_VAR = "LINEAGE_MAVEN_REPOSITORIES"
 """Extra Maven repositories (comma-separated URLs) added to ``spark.repositories`` from settings."""
 SUBMIT_ENV_VAR = "PYSPARK_GATEWAY_PORT"
 """Set by spark-submit (and by an already running pyspark driver): the JVM exists."""
+RESOLVE_LOCK = "lineage-warehouse/spark-packages.lock"
+"""Under the user's cache folder (``XDG_CACHE_HOME``, default ``~/.cache``): held while a
+process starts its JVM and Ivy resolves ``spark.jars.packages`` into the user's Ivy cache."""
 
 
 def launch_mode() -> str:
@@ -88,7 +93,8 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
         if repositories:
             builder = builder.config("spark.jars.repositories", ",".join(repositories))
     try:
-        spark = builder.getOrCreate()
+        with _resolving(bool(settings.packages) and mode == "python"):
+            spark = builder.getOrCreate()
     except Exception as exc:
         if mode == "python" and settings.packages and "JAVA_GATEWAY_EXITED" in str(exc):
             # Ivy's resolution report went to stderr; say what was asked for and from where.
@@ -102,6 +108,37 @@ def build_spark_session(settings: SparkSettings) -> SparkSession:
         "Spark %s session (%s launch, master %s)", spark.version, mode, spark.sparkContext.master
     )
     return spark
+
+
+@contextlib.contextmanager
+def _resolving(packages: bool) -> Iterator[None]:
+    """Hold :data:`RESOLVE_LOCK` while a JVM that resolves packages starts (``packages``), so
+    that one process at a time resolves into the user's Ivy cache.
+
+    Two JVMs resolving at once into an empty cache corrupt each other's files: on a fresh
+    machine the second fails with ``io problem while parsing ivy file ... .xml.original (No
+    such file or directory)`` and an unresolved dependency (two test processes, or two jobs
+    started together). Once the cache holds the packages the lock is held for the JVM's
+    start only. Where the lock file cannot be made (no writable home), nothing is locked."""
+    if not packages or SparkSession.getActiveSession() is not None:
+        yield
+        return
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        import fcntl
+
+        path = cache / RESOLVE_LOCK
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class LaunchError(LineageError):
