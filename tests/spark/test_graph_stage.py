@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from lineage_udfs.settings import GraphSettings, JobSettings, SinkSettings
 from lineage_udfs.spark.graph.analyze import analyze
-from lineage_udfs.spark.graph.options import graph_options
+from lineage_udfs.spark.graph.options import GraphResult, graph_options
 from lineage_udfs.spark.graph.stage import (
     DEFAULT_DRIVER_MEMORY,
     EDGES_PER_DRIVER_GIB,
@@ -90,6 +90,27 @@ def _tables(spark: SparkSession, base: Path) -> LineageTables:
 
 def _read(tables: LineageTables, name: str) -> DataFrame:
     return tables.read(name)
+
+
+def _assert_stored_equal_full_recompute(
+    tables: LineageTables, settings: GraphSettings, assert_frames_equal: Callable[..., None]
+) -> GraphResult:
+    """Every analytics table as stored equals a full recompute of the stored edges
+    (``analyze``, as the full refresh runs it); returns that recompute."""
+    full, _ = analyze(
+        tables.read("table_lineage"), tables.read("column_lineage"), graph_options(settings)
+    )
+    expected = {
+        "lineage_nodes": full.nodes,
+        "lineage_paths": full.paths,
+        "table_closure": full.table_closure,
+        "column_closure": full.column_closure,
+        COMPONENTS_TABLE: full.components,
+    }
+    for name, rows in expected.items():
+        stored = _read(tables, name)
+        assert_frames_equal(stored, _like(stored, rows))
+    return full
 
 
 SETTINGS = GraphSettings(incremental_min_edges=0)
@@ -336,19 +357,7 @@ def test_incremental_runs_equal_full_refreshes_over_random_edits(
         assert summary.full_refresh == (step == "start"), step
         if step == "start":
             continue  # a full refresh itself
-        full, _ = analyze(
-            tables.read("table_lineage"), tables.read("column_lineage"), graph_options(settings)
-        )
-        expected = {
-            "lineage_nodes": full.nodes,
-            "lineage_paths": full.paths,
-            "table_closure": full.table_closure,
-            "column_closure": full.column_closure,
-            COMPONENTS_TABLE: full.components,
-        }
-        for name, rows in expected.items():
-            stored = _read(tables, name)
-            assert_frames_equal(stored, _like(stored, rows))
+        full = _assert_stored_equal_full_recompute(tables, settings, assert_frames_equal)
         truncated += full.table_closure.where("truncated").count()
         # the digest the run recorded (updated from the changed edges) is the edges' digest
         state = stored_state(tables)
@@ -490,19 +499,7 @@ def test_a_change_of_column_edges_alone_recomputes_column_closures_only(
     assert summary.components_recomputed == 0
 
     # a full recompute of the same edges (analyze, as the full refresh runs it) is the reference
-    full, _ = analyze(
-        tables.read("table_lineage"), tables.read("column_lineage"), graph_options(SETTINGS)
-    )
-    expected = {
-        "lineage_nodes": full.nodes,
-        "lineage_paths": full.paths,
-        "table_closure": full.table_closure,
-        "column_closure": full.column_closure,
-        COMPONENTS_TABLE: full.components,
-    }
-    for name, computed in expected.items():
-        stored = _read(tables, name)
-        assert_frames_equal(stored, _like(stored, computed))
+    _assert_stored_equal_full_recompute(tables, SETTINGS, assert_frames_equal)
     added = _read(tables, "column_closure").where(
         "ancestor_table = 'raw.customers' AND ancestor_column = 'id'"
     )
