@@ -238,8 +238,7 @@ class SqlfluffTier:
     def _linter(self, name: str) -> Any:
         """The linter of sqlfluff dialect ``name``, built with the dialect's Rust tools on first
         use and kept."""
-        if name not in self._rust:
-            self._rust[name] = _rust_tools(name)
+        self._rust_tools(name)
         if name not in self._linters:
             from sqlfluff.core import FluffConfig, Linter
 
@@ -303,6 +302,13 @@ class SqlfluffTier:
             result.sources = [s for s in result.sources if s not in regex.targets]
         return result
 
+    def _rust_tools(self, name: str) -> tuple[Any, Any] | None:
+        """The Rust lexer and parser of sqlfluff dialect ``name`` (None: not installed), built
+        on first use and kept."""
+        if name not in self._rust:
+            self._rust[name] = _rust_tools(name)
+        return self._rust[name]
+
     def _rust_rejects(self, sql: str, name: str) -> bool:
         """Whether sqlfluff's Rust parser's match for ``sql`` has an unparsable part (or the
         lexer an error): then the linter's tree would have an unparsable segment or a
@@ -311,8 +317,7 @@ class SqlfluffTier:
         setting), the Rust parser is not installed, or reading its match fails in any way."""
         if _TEMPLATED_OR_CONFIGURED.search(sql):
             return False
-        self._linter(name)  # (builds the dialect's Rust tools with it)
-        tools = self._rust[name]
+        tools = self._rust_tools(name)
         if tools is None:
             return False
         lexer, parser = tools
