@@ -37,6 +37,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from support.spark_session import FEW_ROWS_CONFS
+
     from lineage_udfs.settings import SparkSettings
     from lineage_udfs.spark.runtime.session import build_spark_session
 
@@ -47,20 +49,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         packages=[*base["packages"], POSTGRES_JDBC, SPARK_KAFKA],
         confs={
             **base["confs"],
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-            # as in tests/spark (tests/support/spark_session.py): on a few rows, adaptive
-            # execution's stage-by-stage planning costs more than it saves; without it, joins
-            # of small sides are broadcast by their estimated size (base.yaml leaves that to
-            # adaptive execution)
-            "spark.databricks.delta.snapshotPartitions": "1",
-            "spark.sql.adaptive.enabled": "false",
+            # as in tests/spark: a few rows (tests/support/spark_session.py); without adaptive
+            # execution, joins of small sides are broadcast by their estimated size (base.yaml
+            # leaves that to adaptive execution)
+            **FEW_ROWS_CONFS,
             "spark.sql.autoBroadcastJoinThreshold": "10485760",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
-            # interpreted evaluation as in tests/spark: few rows, compiling costs more than running
-            "spark.sql.codegen.wholeStage": "false",
-            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.warehouse.dir": str(tmp_path_factory.mktemp("spark-warehouse")),
         },
     )

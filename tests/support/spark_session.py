@@ -10,10 +10,7 @@ from lineage_udfs.spark.graph.frames import GRAPHFRAMES_PACKAGE
 from lineage_udfs.spark.runtime.session import DELTA
 
 PACKAGES = [DELTA.coordinates, GRAPHFRAMES_PACKAGE]
-SESSION_CONFS: dict[str, str] = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-    "spark.sql.session.timeZone": "UTC",
+FEW_ROWS_CONFS: dict[str, str] = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     # Delta's log replay of a table a few commits long: one shuffle partition is enough
@@ -27,6 +24,23 @@ SESSION_CONFS: dict[str, str] = {
     # (they set the job's confs, put back after each test); the integration tests' session
     # has it off too (tests/integration/conftest.py).
     "spark.sql.adaptive.enabled": "false",
+    # the tests' data are a few rows per table, so compiling code for each query costs
+    # far more than running it: Janino compiles a class per plan shape, and the JIT
+    # compiles each class again when it turns hot (C2 took 37 % of the JVM's CPU over
+    # two cold runs). Spark's interpreted evaluation (its own test suites run both
+    # modes; results are the same by contract) cut the JVM's CPU for two
+    # extract+graph+emission runs from 489 to 351 s cold and from 277 to 186 s warm
+    # (bench/results/test_suite.md). The job's own confs keep code generation.
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+"""What a session that runs the job on a few rows sets over the job's confs: the Spark tests'
+session (:data:`SESSION_CONFS`) and the integration tests' (tests/integration/conftest.py)."""
+SESSION_CONFS: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.session.timeZone": "UTC",
+    **FEW_ROWS_CONFS,
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "50",
     "spark.ui.enabled": "false",
@@ -47,15 +61,6 @@ SESSION_CONFS: dict[str, str] = {
     # again; two extract+graph+emission runs in a warm test JVM took 161 s and 247 CPU-s
     # at 100, 128-142 s and 197-211 CPU-s at 5,000 (bench/results/test_suite.md)
     "spark.sql.codegen.cache.maxEntries": "5000",
-    # the tests' data are a few rows per table, so compiling code for each query costs
-    # far more than running it: Janino compiles a class per plan shape, and the JIT
-    # compiles each class again when it turns hot (C2 took 37 % of the JVM's CPU over
-    # two cold runs). Spark's interpreted evaluation (its own test suites run both
-    # modes; results are the same by contract) cut the JVM's CPU for two
-    # extract+graph+emission runs from 489 to 351 s cold and from 277 to 186 s warm
-    # (bench/results/test_suite.md). The job's own confs keep code generation.
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 """The confs of the tests' session, but for its warehouse folder (a temporary one per run)."""
 
